@@ -1,0 +1,378 @@
+"""Lanczos tridiagonalisation, thick-restart Lanczos eigensolver, power iteration.
+
+All three see only a matvec.  The Lanczos basis is kept in a Fortran-ordered
+float64 array so that full reorthogonalisation (two passes of classical
+Gram-Schmidt, :func:`solvers._kernels.cgs2`) streams over contiguous columns.
+"""
+
+import math
+import numbers
+
+import numpy as np
+from scipy.optimize import OptimizeResult
+
+from . import _kernels
+from .operators import aslinearoperator_like
+
+__all__ = ["lanczos", "eigsh", "power_iteration", "LanczosResult",
+           "EigshNoConvergence"]
+
+_EPS = float(np.finfo(np.float64).eps)
+
+
+def _rng(rng):
+    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+
+
+def _square(caller, A, n=None):
+    op = aslinearoperator_like(A, n, caller=caller, name="A")
+    if op.shape[0] != op.shape[1]:
+        raise ValueError(f"{caller}: A must be square, got shape {op.shape}")
+    return op
+
+
+def _start_vector(caller, v0, n, rng):
+    if v0 is None:
+        v = _rng(rng).standard_normal(n)
+    else:
+        v = np.asarray(v0)
+        if v.shape != (n,):
+            raise ValueError(f"{caller}: v0 has shape {v.shape} but A has shape {(n, n)}")
+        if np.iscomplexobj(v):
+            raise TypeError(f"{caller}: v0 is complex; only real operators are supported")
+        v = v.astype(np.float64)
+    nv = float(np.linalg.norm(v))
+    if not (nv > 0 and math.isfinite(nv)):
+        raise ValueError(f"{caller}: v0 must be nonzero and finite")
+    return v / nv
+
+
+def _matvec64(op, v):
+    # A fresh, writable float64 copy: cgs2 works on it in place.
+    return np.array(op.matvec(v), dtype=np.float64)
+
+
+def _extend(op, V, T, j0, m, rng, reorthogonalize=True, restart_on_breakdown=True,
+            anorm=0.0):
+    """Run Lanczos steps ``j0 .. m-1`` on the basis ``V`` (n x (m+1), Fortran order).
+
+    On entry ``V[:, :j0+1]`` is orthonormal, ``V[:, j0]`` is the vector to expand
+    and ``T[:j0, j0]`` holds its known couplings (zero, ``beta_{j0-1}`` or the
+    arrow of a thick restart).  Fills ``T[:m, :m]`` and ``V[:, m]`` and returns
+    ``(beta_m, steps, breakdown, anorm)``; ``steps < m`` only when an invariant
+    subspace was found and ``restart_on_breakdown`` is False (or the whole space
+    is spanned).
+    """
+    n = V.shape[0]
+    h = np.empty(m + 1)
+    beta = 0.0
+    breakdown = False
+    for j in range(j0, m):
+        w = _matvec64(op, V[:, j])
+        anorm = max(anorm, float(np.linalg.norm(w)))
+        if reorthogonalize:
+            beta = _kernels.cgs2(V, j + 1, w, h)
+            alpha = h[j]
+        else:
+            if j > 0:
+                w -= T[j - 1, j] * V[:, j - 1]
+            alpha = float(np.dot(w, V[:, j]))
+            w -= alpha * V[:, j]
+            beta = float(np.linalg.norm(w))
+        T[j, j] = alpha
+        if not math.isfinite(beta):
+            raise FloatingPointError("lanczos: the operator produced NaN or inf")
+        if beta <= max(n, 100) * _EPS * anorm:
+            # Invariant subspace: T[:j+1, :j+1] has exact eigenvalues of A.
+            breakdown = True
+            if not restart_on_breakdown or j + 1 >= n:
+                V[:, j + 1] = 0.0
+                return 0.0, j + 1, breakdown, anorm
+            # Continue in the orthogonal complement with a zero coupling.
+            w = _rng(rng).standard_normal(n)
+            nw0 = float(np.linalg.norm(w))
+            nw = _kernels.cgs2(V, j + 1, w, h)
+            if nw <= 1e-8 * nw0:
+                V[:, j + 1] = 0.0
+                return 0.0, j + 1, breakdown, anorm
+            V[:, j + 1] = w / nw
+            beta = 0.0
+        else:
+            V[:, j + 1] = w / beta
+        if j + 1 < m:
+            T[j, j + 1] = T[j + 1, j] = beta
+    return beta, m, breakdown, anorm
+
+
+class LanczosResult:
+    """Output of :func:`lanczos`; unpacks as ``alpha, beta, Q = lanczos(A, k)``.
+
+    Attributes:
+        alpha: diagonal of the tridiagonal matrix ``T``, shape ``(m,)``.
+        beta: off-diagonal of ``T``, shape ``(m - 1,)``.
+        Q: orthonormal Lanczos basis, shape ``(n, m)``; ``Q^T A Q = T``.
+        beta_next, q_next: the next coupling and vector,
+            ``A Q = Q T + beta_next q_next e_m^T``.
+        breakdown: True if an invariant subspace was found (then ``m < k`` is
+            possible and ``beta_next == 0``).
+        nmatvec: matvecs used.
+    """
+
+    def __init__(self, alpha, beta, Q, beta_next, q_next, breakdown, nmatvec):
+        self.alpha, self.beta, self.Q = alpha, beta, Q
+        self.beta_next, self.q_next = beta_next, q_next
+        self.breakdown, self.nmatvec = breakdown, nmatvec
+
+    def __iter__(self):
+        return iter((self.alpha, self.beta, self.Q))
+
+    def tridiagonal(self):
+        """Return ``T`` as a dense ``(m, m)`` array."""
+        return (np.diag(self.alpha) + np.diag(self.beta, 1) + np.diag(self.beta, -1))
+
+    def __repr__(self):
+        return (f"LanczosResult(m={self.alpha.size}, breakdown={self.breakdown}, "
+                f"nmatvec={self.nmatvec})")
+
+
+def lanczos(A, k, v0=None, *, reorthogonalize=True, rng=None):
+    """Run ``k`` steps of Lanczos on a symmetric operator.
+
+    Builds an orthonormal basis ``Q`` of the Krylov space
+    ``span{v0, A v0, ..., A^{k-1} v0}`` and the tridiagonal ``T = Q^T A Q``.  With
+    ``reorthogonalize=True`` (default) each new vector is orthogonalised against all
+    previous ones by two passes of classical Gram-Schmidt (a Numba kernel), so
+    ``Q`` stays orthonormal to machine precision.  If an invariant subspace is hit
+    (``beta ~ 0``), the process stops early with ``breakdown=True``.
+
+    Args:
+        A: symmetric operator, in any form accepted by ``aslinearoperator_like``.
+        k: number of steps, ``1 <= k <= n``.
+        v0: starting vector (default: standard normal from ``rng``).
+        reorthogonalize: full reorthogonalisation (recommended).
+        rng: seed or ``numpy.random.Generator`` for ``v0``.
+
+    Returns:
+        :class:`LanczosResult` (``alpha``, ``beta``, ``Q``, ``beta_next``,
+        ``q_next``, ``breakdown``, ``nmatvec``); unpacks as ``alpha, beta, Q``.
+
+    Raises:
+        ValueError: if ``k`` is out of range or ``v0`` has the wrong shape or is zero.
+
+    >>> import numpy as np
+    >>> A = np.diag([1.0, 2.0, 3.0, 4.0])
+    >>> alpha, beta, Q = lanczos(A, 4, v0=np.ones(4))
+    >>> np.allclose(np.linalg.eigvalsh(np.diag(alpha) + np.diag(beta, 1)
+    ...                                + np.diag(beta, -1)), [1, 2, 3, 4])
+    True
+    >>> lanczos(np.eye(3), 3, v0=np.ones(3)).breakdown     # invariant subspace
+    True
+    """
+    op = _square("lanczos", A)
+    n = op.shape[0]
+    if not isinstance(k, numbers.Integral) or not 1 <= k <= max(n, 1):
+        raise ValueError(f"lanczos: k must be an int with 1 <= k <= n = {n}, got {k!r}")
+    start = op.nmatvec
+    V = np.zeros((n, k + 1), order="F")
+    T = np.zeros((k, k))
+    V[:, 0] = _start_vector("lanczos", v0, n, rng)
+    beta, m, breakdown, _ = _extend(op, V, T, 0, k, rng, reorthogonalize,
+                                    restart_on_breakdown=False)
+    alpha = np.diag(T)[:m].copy()
+    offdiag = np.diag(T, 1)[:m - 1].copy()
+    return LanczosResult(alpha, offdiag, np.asfortranarray(V[:, :m]), beta,
+                         V[:, m].copy(), breakdown, op.nmatvec - start)
+
+
+class EigshNoConvergence(RuntimeError):
+    """Raised by :func:`eigsh` when not all requested pairs converged.
+
+    Attributes ``eigenvalues`` and ``eigenvectors`` hold the converged pairs.
+    """
+
+    def __init__(self, msg, eigenvalues, eigenvectors):
+        super().__init__(msg)
+        self.eigenvalues = eigenvalues
+        self.eigenvectors = eigenvectors
+
+
+def _priority(theta, which):
+    """Indices of Ritz values, most wanted first."""
+    if which == "LA":
+        return np.argsort(-theta, kind="stable")
+    if which == "SA":
+        return np.argsort(theta, kind="stable")
+    if which == "LM":
+        return np.argsort(-np.abs(theta), kind="stable")
+    # "BE": alternate between the two ends, starting from the top (as ARPACK).
+    asc = np.argsort(theta, kind="stable")
+    out, lo, hi = [], 0, theta.size - 1
+    take_hi = True
+    while lo <= hi:
+        if take_hi:
+            out.append(asc[hi])
+            hi -= 1
+        else:
+            out.append(asc[lo])
+            lo += 1
+        take_hi = not take_hi
+    return np.asarray(out, dtype=np.intp)
+
+
+def _restart_size(k, m, nconv):
+    """How many Ritz vectors a thick restart keeps (``m`` = basis size).
+
+    ARPACK's rule (``k`` plus up to half the spare room as pairs converge, half the
+    basis when ``k == 1``) with a floor of a third of the spare room, which keeps
+    neighbours of a wanted eigenvalue in a tight cluster from being thrown away.
+    """
+    keep = k + min(nconv, (m - k) // 2)
+    if keep == 1 and m >= 6:
+        keep = m // 2
+    elif keep == 1 and m > 2:
+        keep = 2
+    return max(keep, k + (m - k) // 3)
+
+
+def eigsh(A, k=6, which="LM", *, tol=0.0, maxiter=None, v0=None,
+          return_eigenvectors=True, ncv=None, rng=None):
+    """A few eigenpairs of a symmetric operator by thick-restart Lanczos.
+
+    Lanczos with full reorthogonalisation builds an ``ncv``-dimensional Krylov
+    basis; if the wanted Ritz pairs have not converged, the best Ritz vectors
+    (``k`` plus part of the spare room, see ``_restart_size``) are kept and the
+    basis is extended again from the residual direction (Wu and Simon's thick
+    restart, equivalent to ARPACK's implicit restart with exact shifts).
+
+    Args:
+        A: symmetric operator, in any form accepted by ``aslinearoperator_like``.
+        k: number of eigenpairs, ``1 <= k <= n``.
+        which: ``"LM"`` largest magnitude, ``"LA"`` largest algebraic, ``"SA"``
+            smallest algebraic, ``"BE"`` both ends (``k // 2`` from the bottom, the
+            rest from the top).
+        tol: a pair is converged when its residual ``||A x - theta x||`` is at most
+            ``max(tol, eps) * ||A||`` (``||A||`` estimated from the iteration), so
+            eigenvalues are accurate to about that absolute error.
+        maxiter: maximum number of restarts (default ``10 * n``).
+        v0: starting vector (default: standard normal from ``rng``).
+        return_eigenvectors: also return eigenvectors.
+        ncv: Krylov basis size, ``k < ncv <= n`` (default
+            ``min(n, max(2 k + 1, 20))``).
+        rng: seed or ``numpy.random.Generator``.
+
+    Returns:
+        ``w`` (eigenvalues, ascending) or ``(w, V)`` with orthonormal eigenvector
+        columns ``V[:, i]``, as ``scipy.sparse.linalg.eigsh``.
+
+    Raises:
+        ValueError: on a bad ``k``, ``which``, ``ncv`` or ``v0``.
+        EigshNoConvergence: if ``maxiter`` restarts were not enough.
+
+    >>> import numpy as np
+    >>> A = np.diag(np.arange(1.0, 31.0))
+    >>> w = eigsh(A, k=3, which="LA", return_eigenvectors=False, rng=0)
+    >>> np.round(w, 10).tolist()
+    [28.0, 29.0, 30.0]
+    """
+    op = _square("eigsh", A)
+    n = op.shape[0]
+    if which not in ("LM", "LA", "SA", "BE"):
+        raise ValueError(f"eigsh: which must be one of 'LM', 'LA', 'SA', 'BE', "
+                         f"got {which!r}")
+    if not isinstance(k, numbers.Integral) or not 1 <= k <= n:
+        raise ValueError(f"eigsh: k must be an int with 1 <= k <= n = {n}, got {k!r}")
+    if ncv is None:
+        ncv = min(n, max(2 * k + 1, 20))
+    if not isinstance(ncv, numbers.Integral) or not (k < ncv <= n or ncv == k == n):
+        raise ValueError(f"eigsh: ncv must be an int with k < ncv <= n "
+                         f"(k={k}, n={n}), got {ncv!r}")
+    if not tol >= 0:
+        raise ValueError(f"eigsh: tol must be >= 0, got {tol!r}")
+    maxiter = 10 * n if maxiter is None else int(maxiter)
+    rng = _rng(rng)
+    tol = max(float(tol), _EPS)
+    m = int(ncv)
+    V = np.zeros((n, m + 1), order="F")
+    T = np.zeros((m, m))
+    V[:, 0] = _start_vector("eigsh", v0, n, rng)
+    beta, _, _, anorm = _extend(op, V, T, 0, m, rng)
+    for _ in range(maxiter + 1):
+        theta, S = np.linalg.eigh(T)
+        order = _priority(theta, which)
+        wanted = order[:k]
+        resid = np.abs(beta * S[m - 1, :])
+        anorm = max(anorm, float(np.abs(theta).max()))
+        converged = resid[wanted] <= tol * anorm
+        if converged.all() or m <= k:
+            break
+        # Thick restart: keep the best Ritz vectors, continue from V[:, m].
+        keep = min(_restart_size(k, m, int(converged.sum())), m - 1)
+        kept = order[:keep]
+        Sk = S[:, kept]
+        V[:, :keep] = V[:, :m] @ Sk
+        V[:, keep] = V[:, m]
+        T[:] = 0.0
+        T[np.arange(keep), np.arange(keep)] = theta[kept]
+        T[:keep, keep] = T[keep, :keep] = beta * Sk[m - 1, :]
+        beta, _, _, anorm = _extend(op, V, T, keep, m, rng, anorm=anorm)
+    else:
+        good = wanted[converged]
+        good = good[np.argsort(theta[good])]
+        raise EigshNoConvergence(
+            f"eigsh: {int(converged.sum())} of {k} eigenpairs converged after "
+            f"{maxiter} restarts ({op.nmatvec} matvecs)", theta[good],
+            V[:, :m] @ S[:, good])
+    wanted = wanted[np.argsort(theta[wanted], kind="stable")]
+    w = theta[wanted].copy()
+    if not return_eigenvectors:
+        return w
+    X = V[:, :m] @ S[:, wanted]
+    X /= np.linalg.norm(X, axis=0)
+    return w, X
+
+
+def power_iteration(A, *, maxiter=1000, tol=1e-8, v0=None, rng=None):
+    """Largest-magnitude eigenpair of a symmetric operator by power iteration.
+
+    Iterates ``v <- A v / ||A v||`` and stops when the residual
+    ``||A v - lambda v|| <= tol * |lambda|`` with ``lambda = v^T A v``.  Converges
+    at rate ``|lambda_2 / lambda_1|``; it cannot converge when ``lambda`` and
+    ``-lambda`` are both extreme eigenvalues (use :func:`eigsh` then).
+
+    Args:
+        A: symmetric operator, in any form accepted by ``aslinearoperator_like``.
+        maxiter: maximum number of iterations (one matvec each).
+        tol: relative residual tolerance.
+        v0: starting vector (default: standard normal from ``rng``).
+        rng: seed or ``numpy.random.Generator``.
+
+    Returns:
+        ``OptimizeResult`` with ``eigenvalue``, ``eigenvector`` (unit norm),
+        ``residual_norm``, ``nit``, ``nmatvec``, ``success`` and ``message``.
+
+    Raises:
+        ValueError: if ``v0`` has the wrong shape or is zero.
+
+    >>> import numpy as np
+    >>> res = power_iteration(np.diag([1.0, -5.0, 2.0]), rng=0)
+    >>> round(res.eigenvalue, 6), res.success
+    (-5.0, True)
+    """
+    op = _square("power_iteration", A)
+    n = op.shape[0]
+    start = op.nmatvec
+    v = _start_vector("power_iteration", v0, n, rng)
+    lam, rnorm, nit, success = 0.0, math.inf, 0, False
+    for nit in range(1, int(maxiter) + 1):
+        w = np.asarray(op.matvec(v), dtype=np.float64)
+        lam = float(np.dot(v, w))
+        rnorm = float(np.linalg.norm(w - lam * v))
+        wn = float(np.linalg.norm(w))
+        if rnorm <= tol * abs(lam) or wn == 0.0:
+            success = True
+            break
+        v = w / wn
+    return OptimizeResult(
+        eigenvalue=lam, eigenvector=v, residual_norm=rnorm, nit=nit,
+        nmatvec=op.nmatvec - start, success=success,
+        message="converged" if success else "maximum number of iterations reached")
