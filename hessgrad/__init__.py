@@ -1,0 +1,35 @@
+"""hessgrad: exact gradients, Hessian-vector products, Hessians and second-order analytics
+for numpy-style Python code, with a graph mode and a tape (eager) mode."""
+
+from . import ops as _ops  # registers every primitive and Tensor's operators
+from .custom import custom_gradient, grad_pass_through, recompute_grad
+from .engine.backprop import AggregationMethod, UnconnectedGradients
+from .engine.forward import ForwardAccumulator
+from .engine.function import Function, function
+from .engine.gradients import gradients
+from .engine.graph import Graph, get_default_graph, placeholder
+from .engine.registry import primitive
+from .engine.tape import GradientTape
+from .engine.tensor import Tensor, Variable, is_tensor
+from .ops.core import (broadcast_to, cast, constant, convert_to_tensor, identity, ones_like,
+                       stop_gradient, zeros_like)
+from .ops.elementwise import (absolute as abs, add, cos, divide, equal, exp, expm1, greater,
+                              greater_equal, less, less_equal, log, log1p, logaddexp, maximum,
+                              minimum, multiply, negative, not_equal, power, sigmoid, sign, sin,
+                              softplus, sqrt, square, subtract, tanh, where)
+from .ops.linalg import einsum, matmul
+from .ops.reduction import logsumexp as reduce_logsumexp
+from .ops.reduction import max as reduce_max
+from .ops.reduction import mean as reduce_mean
+from .ops.reduction import min as reduce_min
+from .ops.reduction import sum as reduce_sum
+from .ops.shape import concatenate, expand_dims, reshape, squeeze, stack, transpose
+from .transforms import grad, jacfwd, jacobian, jacrev, jvp, linearize, value_and_grad, vjp
+from . import numpy  # noqa: E402,F401 - the numpy-compatible namespace
+
+__version__ = "0.1.0"
+
+
+def concat(values, axis):
+    """Concatenate a list of tensors along ``axis`` (TensorFlow's name)."""
+    return concatenate(*values, axis=axis)

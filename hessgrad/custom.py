@@ -1,0 +1,198 @@
+"""User-defined gradients: custom_gradient, recompute_grad, grad_pass_through."""
+
+import functools
+import inspect
+
+from .engine.dispatch import READ, bind
+from .engine.nest import flatten, pack_as
+from .engine.registry import Primitive
+from .engine.state import STATE
+from .engine.tape import GradientTape
+from .engine.tensor import Tensor, Variable
+from .ops.core import stop_gradient  # noqa: F401 - part of this module's public family
+
+
+class _VariableWatcher:
+    """A recorder that only notes which trainable Variables are read."""
+
+    paused = False
+
+    def __init__(self):
+        self.variables = {}
+
+    def observe(self, prim, args, params, outs, node, level):
+        if prim is READ and type(args[0]) is Variable and args[0].trainable:
+            self.variables.setdefault(id(args[0]), args[0])
+        return node
+
+    def __enter__(self):
+        STATE.recorders.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        STATE.recorders.remove(self)
+
+
+class _Isolated:
+    """Run with no recorder but ``watcher``: nothing is kept on any tape."""
+
+    def __init__(self, watcher):
+        self.watcher = watcher
+
+    def __enter__(self):
+        self.saved = STATE.recorders, STATE.limit
+        STATE.recorders, STATE.limit = [self.watcher], None
+
+    def __exit__(self, *exc):
+        STATE.recorders, STATE.limit = self.saved
+
+
+# Inputs of a custom_gradient node: the function's tensor arguments, the variables it read
+# (as read by the node; the Variable objects themselves are a parameter) and its results.
+def _custom_forward(*values, n_args, variables, grad_fn):
+    return tuple(values[n_args + len(variables):])
+
+
+def _custom_vjp(g, ans, *inputs, n_args, variables, grad_fn):
+    n_vars = len(variables)
+    if n_vars:
+        input_grads, variable_grads = grad_fn(*g, variables=list(variables))
+        variable_grads = flatten(variable_grads)
+        if len(variable_grads) != n_vars:
+            raise ValueError("Must return gradient for each variable from @custom_gradient "
+                             f"grad_fn: expected {n_vars}, got {len(variable_grads)}.")
+    else:
+        input_grads, variable_grads = grad_fn(*g), []
+    input_grads = flatten(input_grads) if isinstance(input_grads, (list, tuple)) \
+        else [input_grads]
+    if len(input_grads) != n_args:
+        raise ValueError(f"custom_gradient function expected to return {n_args} gradients, "
+                         f"but returned {len(input_grads)} instead.")
+    return list(input_grads) + list(variable_grads) + [None] * (len(inputs) - n_args - n_vars)
+
+
+def _custom_jvp(tangents, ans, *inputs, n_args, variables, grad_fn):
+    # Forward mode differentiates the function's own ops: the outputs' tangents are those
+    # of the results it computed (grad_fn is a reverse-mode rule only).
+    return tuple(tangents[n_args + len(variables):])
+
+
+CUSTOM = Primitive("custom_gradient", _custom_forward, vjp=_custom_vjp, jvp=_custom_jvp,
+                   multiple_results=True)
+
+
+def _call_with_gradient(f, args, kwargs, record_forward):
+    watcher = _VariableWatcher()
+    if record_forward:
+        with watcher:
+            result, grad_fn = f(*args, **kwargs)
+    else:
+        with _Isolated(watcher):
+            result, grad_fn = f(*args, **kwargs)
+    variables = list(watcher.variables.values())
+    if variables and "variables" not in inspect.signature(grad_fn).parameters and not any(
+            p.kind is p.VAR_KEYWORD for p in inspect.signature(grad_fn).parameters.values()):
+        raise TypeError("If using @custom_gradient with a function that uses variables, then "
+                        "grad_fn must accept a keyword argument 'variables'.")
+    flat_args = [a for a in flatten(args) if isinstance(a, Tensor)]
+    flat_result = flatten(result)
+    outs = bind(CUSTOM, tuple(flat_args + variables + flat_result),
+                {"n_args": len(flat_args), "variables": tuple(variables), "grad_fn": grad_fn})
+    return pack_as(result, list(outs))
+
+
+def custom_gradient(f=None):
+    """Decorator: ``f(*x)`` returns ``(y, grad_fn)`` and ``grad_fn(*dy)`` gives dx.
+
+    When ``f`` reads trainable Variables, ``grad_fn`` must accept ``variables=`` and return
+    ``(input_grads, variable_grads)``. Works eagerly, under tapes and in graphs. The ops of
+    ``f`` are recorded too, so a ``grad_fn`` written with hessgrad ops can be differentiated
+    again (as TensorFlow documents); forward mode differentiates ``f``'s own ops.
+
+    Raises:
+        TypeError: ``f`` reads variables but ``grad_fn`` takes no ``variables``.
+        ValueError: ``grad_fn`` returns the wrong number of gradients.
+
+    >>> import hessgrad as hg
+    >>> @hg.custom_gradient
+    ... def log1pexp(x):
+    ...     e = hg.exp(x)
+    ...     def grad(upstream):
+    ...         return upstream * (1 - 1 / (1 + e))
+    ...     return hg.log(1 + e), grad
+    >>> x = hg.constant(100.0, dtype="float32")
+    >>> with hg.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     y = log1pexp(x)
+    >>> float(tape.gradient(y, x))
+    1.0
+    """
+    if f is None:
+        return custom_gradient
+
+    @functools.wraps(f)
+    def decorated(*args, **kwargs):
+        return _call_with_gradient(f, args, kwargs, record_forward=True)
+
+    return decorated
+
+
+def recompute_grad(f):
+    """Decorator: keep no intermediate of ``f`` on any tape; recompute them when the
+    gradient is needed (trading compute for memory).
+
+    >>> import hessgrad as hg
+    >>> layer = hg.recompute_grad(lambda x: hg.tanh(x) * 2.0)
+    >>> x = hg.constant([0.0, 1.0])
+    >>> with hg.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     y = hg.reduce_sum(layer(x))
+    >>> tape.gradient(y, x).numpy().round(4)
+    array([2.    , 0.8399])
+    """
+
+    @functools.wraps(f)
+    def decorated(*args, **kwargs):
+        def forward(*inputs):
+            result = f(*inputs, **kwargs)
+
+            def grad_fn(*upstream, variables=None):
+                variables = list(variables or [])
+                watched = [a for a in flatten(inputs) if isinstance(a, Tensor)]
+                with GradientTape(watch_accessed_variables=False) as tape:
+                    tape.watch(watched + variables)
+                    recomputed = f(*inputs, **kwargs)
+                grads = tape.gradient(flatten(recomputed), watched + variables,
+                                      output_gradients=list(upstream),
+                                      unconnected_gradients="zero")
+                if variables:
+                    return grads[:len(watched)], grads[len(watched):]
+                return grads[:len(watched)]
+
+            return result, grad_fn
+
+        return _call_with_gradient(forward, args, {}, record_forward=False)
+
+    return decorated
+
+
+def grad_pass_through(f):
+    """Make ``f`` (even a non-differentiable one, like ``Variable.assign``) pass its
+    upstream gradient straight to its input.
+
+    >>> import hessgrad as hg
+    >>> x, z = hg.Variable(1.0), hg.Variable(3.0)
+    >>> with hg.GradientTape() as tape:
+    ...     y = hg.grad_pass_through(x.assign)(z ** 2)
+    >>> float(tape.gradient(y, z))
+    6.0
+    """
+
+    @functools.wraps(f)
+    def decorated(*args, **kwargs):
+        def forward(*inputs):
+            return f(*inputs, **kwargs), lambda *upstream: upstream
+
+        return _call_with_gradient(forward, args, {}, record_forward=True)
+
+    return decorated

@@ -1,0 +1,77 @@
+"""Applying a primitive: run it at once (eager) or add it to a graph, and tell the recorders."""
+
+import numpy as np
+
+from .node import Node
+from .registry import Primitive
+from .state import STATE
+from .tensor import Tensor, Variable
+
+
+def _identity(x):
+    return x
+
+
+# Reading a Variable while recording snapshots its value, so that a later ``assign`` cannot
+# change what the recorded ops saw. The read is a differentiable identity.
+READ = Primitive("read_variable", _identity, vjp=[lambda g, ans, x: g], linear=True)
+
+
+def bind(prim, args, params):
+    """Apply ``prim`` to ``args``; returns a Tensor, or a tuple of them for multiple results."""
+    if STATE.graphs:
+        outs = STATE.graphs[-1].add_node(prim, args, params)
+    else:
+        values = []
+        for a in args:
+            if isinstance(a, Tensor):
+                a = a._value
+                if a is None:  # a symbolic input outside ``with graph.as_default()``
+                    return _bind_in_graph_of(prim, args, params)
+            values.append(a)
+        out = prim.forward(*values, **params)
+        if prim.multiple_results:
+            outs = tuple(Tensor(o if hasattr(o, "dtype") else np.asarray(o)) for o in out)
+        else:
+            outs = Tensor(out if hasattr(out, "dtype") else np.asarray(out))
+    if STATE.recorders and not prim.nondiff:
+        notify(prim, args, params, outs if prim.multiple_results else (outs,))
+    return outs
+
+
+def _bind_in_graph_of(prim, args, params):
+    graph = next(a._node.graph for a in args if isinstance(a, Tensor) and a._value is None)
+    with graph.as_default():
+        return bind(prim, args, params)
+
+
+def notify(prim, args, params, outs):
+    """Let every active recorder observe ``outs = prim(*args)``."""
+    recorders = STATE.recorders
+    limit = len(recorders) if STATE.limit is None else STATE.limit
+    if limit == 0:
+        return
+    node = None
+    if outs[0]._value is None:  # symbolic: recorders see the node's own inputs
+        node = outs[0]._node
+        args = node.inputs
+        for a in args:  # variable reads are cached per graph; show them to every recorder
+            if isinstance(a, Tensor) and a._node is not None and a._node.prim is READ:
+                read = a._node
+                _observe(READ, read.inputs, {}, read.outputs, read, recorders, limit)
+    elif any(type(a) is Variable for a in args):
+        args = tuple(_snapshot(a, recorders, limit) if type(a) is Variable else a for a in args)
+    _observe(prim, args, params, outs, node, recorders, limit)
+
+
+def _observe(prim, args, params, outs, node, recorders, limit):
+    for i in range(limit):
+        r = recorders[i]
+        if not r.paused:
+            node = r.observe(prim, args, params, outs, node, i)
+
+
+def _snapshot(var, recorders, limit):
+    snap = Tensor(var._value)
+    _observe(READ, (var,), {}, (snap,), None, recorders, limit)
+    return snap

@@ -1,0 +1,118 @@
+"""``hessgrad.function``: trace a Python function into a graph once per input signature."""
+
+import functools
+
+import numpy as np
+
+from .graph import Graph, Plan
+from .nest import flatten, pack_as
+from .state import STATE
+from .tensor import Tensor, Variable
+
+_ARRAY_LEAVES = (Tensor, np.ndarray, np.generic, float, complex)
+
+
+def _is_array_leaf(x):
+    return isinstance(x, _ARRAY_LEAVES) and not isinstance(x, (bool, np.bool_))
+
+
+def _leaf_key(x):
+    if isinstance(x, Variable):
+        return ("V", id(x))
+    if _is_array_leaf(x):
+        a = x if isinstance(x, (Tensor, np.ndarray, np.generic)) else np.asarray(x)
+        return ("T", tuple(a.shape), np.dtype(a.dtype).str)
+    try:
+        hash(x)
+        return ("S", type(x).__name__, x)
+    except TypeError:
+        return ("S", type(x).__name__, id(x))
+
+
+class ConcreteFunction:
+    """One trace of a Function: its graph, placeholders and an execution plan."""
+
+    def __init__(self, fn, args, kwargs):
+        leaves = flatten((args, kwargs))
+        self.graph = Graph()
+        self.inputs = []
+        traced_leaves = []
+        with self.graph.as_default():
+            for i, leaf in enumerate(leaves):
+                if _is_array_leaf(leaf) and not isinstance(leaf, Variable):
+                    dtype = leaf.dtype if hasattr(leaf, "dtype") else np.result_type(leaf)
+                    p = self.graph.placeholder(dtype, np.shape(leaf) if not isinstance(
+                        leaf, Tensor) else leaf.shape, name=f"arg{i}")
+                    self.inputs.append(i)
+                    traced_leaves.append(p)
+                else:
+                    traced_leaves.append(leaf)
+            t_args, t_kwargs = pack_as((args, kwargs), traced_leaves)
+            self.structured_outputs = fn(*t_args, **t_kwargs)
+        self.outputs = flatten(self.structured_outputs)
+        self._fetch_index = [k for k, o in enumerate(self.outputs) if isinstance(o, Tensor)]
+        feeds = [traced_leaves[i] for i in self.inputs]
+        self.plan = Plan(self.graph, [self.outputs[k] for k in self._fetch_index], feeds)
+
+    def __call__(self, leaves, as_tensors):
+        values = self.plan.run([leaves[i] for i in self.inputs])
+        outs = list(self.outputs)
+        for k, v in zip(self._fetch_index, values):
+            outs[k] = Tensor(np.asarray(v)) if as_tensors else v
+        return pack_as(self.structured_outputs, outs)
+
+
+class Function:
+    """A Python function traced into a graph per input signature and run as that graph.
+
+    Arrays, tensors and Python floats become graph inputs; other Python values (ints, strings,
+    shapes) are baked into the trace and select it. Called with numpy values it returns numpy
+    values; called with tensors it returns tensors. Under an active tape or accumulator, and
+    inside another trace, the Python function runs inline so every op is recorded.
+
+    >>> import hessgrad as hg
+    >>> @hg.function
+    ... def f(x):
+    ...     return hg.reduce_sum(x ** 2)
+    >>> float(f(np.array([1.0, 2.0])))
+    5.0
+    """
+
+    def __init__(self, fn, input_signature=None, jit_compile=None, reduce_retracing=False):
+        del input_signature, jit_compile, reduce_retracing
+        functools.update_wrapper(self, fn)
+        self.python_function = fn
+        self._traces = {}
+
+    def __get__(self, instance, owner):
+        if instance is None:
+            return self
+        return functools.partial(self, instance)
+
+    def get_concrete_function(self, *args, **kwargs):
+        leaves = flatten((args, kwargs))
+        key = (repr(pack_as((args, kwargs), [0] * len(leaves))),
+               tuple(_leaf_key(x) for x in leaves))
+        concrete = self._traces.get(key)
+        if concrete is None:
+            concrete = self._traces[key] = ConcreteFunction(self.python_function, args, kwargs)
+        return concrete
+
+    @property
+    def experimental_traces(self):
+        return len(self._traces)
+
+    def __call__(self, *args, **kwargs):
+        if STATE.graphs or STATE.recorders:
+            return self.python_function(*args, **kwargs)
+        concrete = self.get_concrete_function(*args, **kwargs)
+        leaves = flatten((args, kwargs))
+        as_tensors = any(isinstance(x, Tensor) for x in leaves)
+        return concrete(leaves, as_tensors)
+
+
+def function(func=None, input_signature=None, jit_compile=None, reduce_retracing=False):
+    """Decorator: trace ``func`` into a graph (see :class:`Function`)."""
+    if func is None:
+        return lambda f: Function(f, input_signature, jit_compile, reduce_retracing)
+    return Function(func, input_signature, jit_compile, reduce_retracing)

@@ -1,0 +1,256 @@
+"""Graph mode: symbolic nodes built by ops, run later by a planned executor."""
+
+import numpy as np
+
+from .dispatch import READ
+from .node import Node
+from .registry import Primitive
+from .state import STATE
+from .tensor import Tensor, Variable
+
+
+def _placeholder_forward():
+    raise RuntimeError("a placeholder has no value: feed it")
+
+
+PLACEHOLDER = Primitive("placeholder", _placeholder_forward, nondiff=True)
+CONST = Primitive("const", lambda: None, nondiff=True)
+
+
+class Graph:
+    """A dataflow graph. Ops applied inside ``with graph.as_default():`` add nodes to it.
+
+    >>> import hessgrad as hg
+    >>> g = hg.Graph()
+    >>> with g.as_default():
+    ...     x = hg.placeholder("float64", shape=(2,), name="x")
+    ...     y = hg.reduce_sum(x * x)
+    ...     (dx,) = hg.gradients(y, [x])
+    >>> g.run(dx, {x: [1.0, 2.0]})
+    array([2., 4.])
+    """
+
+    def __init__(self):
+        self.nodes = []
+        self._name_counts = {}
+        self._reads = {}       # id(Variable) -> its read tensor in this graph
+        self._plans = {}
+
+    # --- building ------------------------------------------------------------------------
+    def as_default(self):
+        return _DefaultGraph(self)
+
+    def unique_name(self, base):
+        count = self._name_counts.get(base, 0)
+        self._name_counts[base] = count + 1
+        return base if count == 0 else f"{base}_{count}"
+
+    def add_node(self, prim, args, params, name=None, avals=None):
+        inputs = tuple(self._as_input(a, prim) for a in args)
+        node = Node(prim, inputs, params, graph=self, name=self.unique_name(name or prim.name))
+        if avals is None:
+            avals = _abstract_eval(prim, inputs, params)
+        outs = tuple(Tensor(None, node, k, shape, dtype) for k, (shape, dtype) in enumerate(avals))
+        node.outputs = outs
+        self.nodes.append(node)
+        self._plans.clear()
+        return outs if prim.multiple_results else outs[0]
+
+    def _as_input(self, a, prim):
+        if not isinstance(a, Tensor):
+            return a
+        if type(a) is Variable:
+            return self.read_variable(a)
+        if a._value is not None:  # an eager tensor captured by the graph: a constant
+            return a._value
+        if a._node.graph is not self:
+            raise ValueError(
+                f"op {prim.name}: input {a.name} belongs to another graph; tensors of one graph "
+                "cannot feed ops of another")
+        return a
+
+    def read_variable(self, var):
+        read = self._reads.get(id(var))
+        if read is None:
+            node = Node(READ, (var,), {}, graph=self, name=self.unique_name(var.name + "/read"))
+            read = Tensor(None, node, 0, var.shape, var.dtype)
+            node.outputs = (read,)
+            self.nodes.append(node)
+            self._reads[id(var)] = read
+        return read
+
+    def placeholder(self, dtype, shape=None, name=None):
+        shape = None if shape is None else tuple(None if d is None else int(d) for d in shape)
+        return self.add_node(PLACEHOLDER, (), {}, name=name or "Placeholder",
+                             avals=[(shape, np.dtype(dtype))])
+
+    def constant(self, value, name=None):
+        value = np.asarray(value)
+        node_out = self.add_node(CONST, (), {"value": value}, name=name or "Const",
+                                 avals=[(value.shape, value.dtype)])
+        return node_out
+
+    # --- running -------------------------------------------------------------------------
+    def run(self, fetches, feed_dict=None):
+        """Evaluate ``fetches`` (a tensor or a list of them) given placeholder values."""
+        single = isinstance(fetches, Tensor)
+        fetch_list = [fetches] if single else list(fetches)
+        feed_dict = feed_dict or {}
+        feeds = list(feed_dict)
+        key = (tuple(id(t) for t in fetch_list), tuple(id(t) for t in feeds))
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = Plan(self, fetch_list, feeds)
+        results = plan.run([feed_dict[t] for t in feeds])
+        return results[0] if single else results
+
+
+class _DefaultGraph:
+    __slots__ = ("graph",)
+
+    def __init__(self, graph):
+        self.graph = graph
+
+    def __enter__(self):
+        STATE.graphs.append(self.graph)
+        return self.graph
+
+    def __exit__(self, *exc):
+        STATE.graphs.pop()
+
+
+def get_default_graph():
+    """The graph ops are currently added to, or None in eager mode."""
+    return STATE.graphs[-1] if STATE.graphs else None
+
+
+def placeholder(dtype, shape=None, name=None):
+    """A graph input to be fed at run time (graph mode only)."""
+    graph = get_default_graph()
+    if graph is None:
+        raise RuntimeError("placeholder() is only available while building a graph "
+                           "(inside `with hg.Graph().as_default():` or a traced hg.function)")
+    return graph.placeholder(dtype, shape, name)
+
+
+def _stand_in(a):
+    if isinstance(a, Tensor):
+        if a._shape is None or None in a._shape:
+            raise _UnknownShape
+        return np.broadcast_to(np.ones((), a._dtype), a._shape)
+    return a
+
+
+class _UnknownShape(Exception):
+    pass
+
+
+def _abstract_eval(prim, inputs, params):
+    """Static shapes and dtypes of a node's outputs."""
+    if prim.shape_rule is not None:
+        out = prim.shape_rule(*inputs, **params)
+        return out if prim.multiple_results else [out]
+    try:
+        with np.errstate(all="ignore"):
+            out = prim.forward(*[_stand_in(a) for a in inputs], **params)
+    except _UnknownShape:
+        out = None
+    except Exception:  # noqa: BLE001 - stand-in values may be invalid for the op: shape unknown
+        out = None
+    if out is None:
+        dtypes = [a.dtype if isinstance(a, Tensor) else np.result_type(a) for a in inputs]
+        dtype = np.result_type(*dtypes) if dtypes else np.dtype(np.float64)
+        n = len(out) if prim.multiple_results and out else 1
+        return [(None, dtype)] * n
+    outs = out if prim.multiple_results else [out]
+    return [(np.shape(o), np.result_type(o)) for o in outs]
+
+
+class Plan:
+    """A straight list of steps that computes ``fetches`` from ``feeds``; built once."""
+
+    def __init__(self, graph, fetches, feeds):
+        fed = {id(t) for t in feeds}
+        needed = {}
+        stack = [t for t in fetches if isinstance(t, Tensor) and t._value is None]
+        seen = set()
+        while stack:
+            t = stack.pop()
+            if id(t) in seen or id(t) in fed:
+                continue
+            seen.add(id(t))
+            node = t._node
+            if node.graph is not graph:
+                raise ValueError(f"Graph.run: fetch {t.name} belongs to another graph")
+            if id(node) in needed:
+                continue
+            needed[id(node)] = node
+            for a in node.inputs:
+                if isinstance(a, Tensor) and a._value is None:
+                    stack.append(a)
+        slots = {}
+        self.template = []
+
+        def slot_of(key, value=None):
+            if key not in slots:
+                slots[key] = len(self.template)
+                self.template.append(value)
+            return slots[key]
+
+        self.feed_slots = [slot_of(id(t)) for t in feeds]
+        self.feed_dtypes = [t.dtype for t in feeds]
+        self.feed_shapes = [t.shape for t in feeds]
+        self.feed_names = [t.name for t in feeds]
+        self.variables = []
+        self.steps = []
+        for node in sorted(needed.values(), key=lambda n: n.seq):
+            if node.prim is PLACEHOLDER:
+                out = node.outputs[0]
+                if id(out) not in fed:
+                    raise ValueError(f"Graph.run: placeholder {out.name} must be fed "
+                                     "(feed_dict has no value for it)")
+                continue
+            if node.prim is CONST:
+                slot_of(id(node.outputs[0]), node.params["value"])
+                continue
+            arg_slots = []
+            for a in node.inputs:
+                if isinstance(a, Variable):
+                    s = slot_of(id(a))
+                    self.variables.append((s, a))
+                elif isinstance(a, Tensor):
+                    s = slot_of(id(a))
+                else:
+                    s = slot_of(("const", len(self.template)), a)
+                arg_slots.append(s)
+            out_slots = tuple(slot_of(id(o)) for o in node.outputs)
+            self.steps.append((node.prim.forward, tuple(arg_slots), node.params,
+                               out_slots if node.prim.multiple_results else out_slots[0], node))
+        self.fetch_slots = [slots[id(t)] if isinstance(t, Tensor) and t._value is None else
+                            slot_of(("const", len(self.template)), np.asarray(t))
+                            for t in fetches]
+
+    def run(self, feed_values):
+        env = list(self.template)
+        for s, v, dtype, shape, name in zip(self.feed_slots, feed_values, self.feed_dtypes,
+                                            self.feed_shapes, self.feed_names):
+            v = np.asarray(v.numpy() if isinstance(v, Tensor) else v, dtype=dtype)
+            if shape is not None and (len(shape) != v.ndim or any(
+                    d is not None and d != e for d, e in zip(shape, v.shape))):
+                raise ValueError(f"Graph.run: placeholder {name} has shape {shape}, "
+                                 f"fed a value of shape {v.shape}")
+            env[s] = v
+        for s, var in self.variables:
+            env[s] = var._value
+        for forward, arg_slots, params, out, node in self.steps:
+            try:
+                result = forward(*[env[s] for s in arg_slots], **params)
+            except Exception as exc:
+                exc.add_note(f"while running graph node {node.name} (op {node.prim.name})")
+                raise
+            if type(out) is int:
+                env[out] = result
+            else:
+                for s, r in zip(out, result):
+                    env[s] = r
+        return [env[s] for s in self.fetch_slots]

@@ -1,0 +1,99 @@
+"""The one op registry: each primitive is declared once with its forward and its rules.
+
+A primitive's rules are written with hessgrad ops (never raw numpy), so that every derivative
+is itself differentiable. The engine only calls the rules; it knows no math of its own.
+"""
+
+PRIMITIVES = {}
+
+
+class PerInput:
+    """Rules for a variadic op: ``make(k)`` builds the rule of input ``k`` (cached)."""
+
+    __slots__ = ("_make", "_rules")
+
+    def __init__(self, make):
+        self._make = make
+        self._rules = {}
+
+    def __len__(self):
+        return 1 << 30  # as many as there are inputs
+
+    def __getitem__(self, k):
+        rule = self._rules.get(k)
+        if rule is None:
+            rule = self._rules[k] = self._make(k)
+        return rule
+
+
+class Primitive:
+    """A differentiable operation.
+
+    Attributes:
+        name: the op type, unique in the registry.
+        forward: ``forward(*values, **params)`` on numpy values; returns an array, or a tuple
+            of arrays when ``multiple_results``.
+        vjps: tuple with one rule per input, ``rule(g, ans, *inputs, **params) -> grad``,
+            ``None`` for an input that takes no gradient; or a single joint rule returning a
+            tuple of input gradients (``joint_vjp=True``).
+        jvps: likewise ``rule(t, ans, *inputs, **params) -> output tangent`` per input, or one
+            joint rule ``rule(tangents, ans, *inputs, **params)``; ``linear=True`` derives it.
+        shape_rule: ``shape_rule(*avals, **params) -> (shape, dtype)`` (or a list of them);
+            when absent, shapes are found by running ``forward`` on stand-in arrays.
+        none_grads_ok: the VJP accepts ``None`` for output gradients that nothing flowed into.
+        nondiff: outputs are constants for differentiation (comparisons, argmax, ...).
+    """
+
+    __slots__ = ("name", "forward", "vjps", "jvps", "joint_vjp", "joint_jvp", "linear",
+                 "shape_rule", "none_grads_ok", "nondiff", "multiple_results", "__call__")
+
+    def __init__(self, name, forward, vjp=None, jvp=None, *, linear=False, shape_rule=None,
+                 none_grads_ok=False, nondiff=False, multiple_results=False):
+        if name in PRIMITIVES:
+            raise ValueError(f"primitive {name!r} is registered twice")
+        self.name = name
+        self.forward = forward
+        self.joint_vjp = callable(vjp) and not isinstance(vjp, PerInput)
+        self.vjps = tuple(vjp) if isinstance(vjp, list) else vjp
+        self.joint_jvp = callable(jvp) and not isinstance(jvp, PerInput)
+        self.jvps = tuple(jvp) if isinstance(jvp, list) else jvp
+        self.linear = linear
+        self.shape_rule = shape_rule
+        self.none_grads_ok = none_grads_ok
+        self.nondiff = nondiff
+        self.multiple_results = multiple_results
+        PRIMITIVES[name] = self
+
+    def __repr__(self):
+        return f"<primitive {self.name}>"
+
+
+def primitive(name, forward, vjp=None, jvp=None, **flags):
+    """Declare a primitive and return a function that applies it (see :class:`Primitive`).
+
+    >>> import numpy as np
+    >>> from hessgrad.engine.registry import primitive
+    >>> double = primitive("doctest_double", lambda x: 2 * x,
+    ...                    vjp=[lambda g, ans, x: 2 * g], linear=True)
+    >>> double(np.array([1.0, 2.0])).numpy()
+    array([2., 4.])
+    """
+    from .dispatch import bind
+
+    prim = Primitive(name, forward, vjp, jvp, **flags)
+
+    def apply(*args, **params):
+        return bind(prim, args, params)
+
+    apply.primitive = prim
+    apply.__name__ = name
+    apply.__qualname__ = name
+    return apply
+
+
+def get(name):
+    """The registered primitive called ``name``."""
+    try:
+        return PRIMITIVES[name]
+    except KeyError:
+        raise LookupError(f"no primitive named {name!r} is registered") from None

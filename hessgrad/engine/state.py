@@ -1,0 +1,29 @@
+"""Process-wide engine state: the active recorders (tapes, accumulators) and graph stack."""
+
+
+class _State:
+    __slots__ = ("recorders", "limit", "graphs")
+
+    def __init__(self):
+        self.recorders = []   # active GradientTapes and ForwardAccumulators, outermost first
+        self.limit = None     # while recorder i computes a rule, only recorders[:i] observe ops
+        self.graphs = []      # graphs being built, innermost last
+
+
+STATE = _State()
+
+
+class paused_from:
+    """Context in which only the recorders outside position ``index`` observe ops."""
+
+    __slots__ = ("index", "saved")
+
+    def __init__(self, index):
+        self.index = index
+
+    def __enter__(self):
+        self.saved = STATE.limit
+        STATE.limit = self.index if self.saved is None else min(self.saved, self.index)
+
+    def __exit__(self, *exc):
+        STATE.limit = self.saved

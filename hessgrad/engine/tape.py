@@ -1,0 +1,244 @@
+"""GradientTape: records eager (or traced) ops that touch watched tensors; differentiates them."""
+
+from .backprop import UnconnectedGradients, backprop, check_unconnected
+from .dispatch import READ, bind
+from .nest import flatten, pack_as
+from .node import Node
+from .registry import get
+from .state import STATE
+from .tensor import Tensor, Variable, is_differentiable_dtype
+
+
+class GradientTape:
+    """Record operations for automatic differentiation (TensorFlow's semantics).
+
+    Args:
+        persistent: allow several ``gradient``/``jacobian`` calls; otherwise the tape's
+            memory is released by the first.
+        watch_accessed_variables: watch every trainable Variable read while recording.
+
+    >>> import hessgrad as hg
+    >>> x = hg.constant(3.0)
+    >>> with hg.GradientTape() as g:
+    ...     g.watch(x)
+    ...     with hg.GradientTape() as gg:
+    ...         gg.watch(x)
+    ...         y = x * x
+    ...     dy_dx = gg.gradient(y, x)
+    >>> float(dy_dx), float(g.gradient(dy_dx, x))
+    (6.0, 2.0)
+    """
+
+    def __init__(self, persistent=False, watch_accessed_variables=True):
+        self._persistent = persistent
+        self._watch_accessed_variables = watch_accessed_variables
+        self._tracked = {}      # id(tensor) -> (tensor, producing node or None, output index)
+        self._variables = {}    # id(Variable) -> Variable, in the order they were watched
+        self._used = False
+        self._recording = False
+        self.paused = False
+
+    # --- context ---------------------------------------------------------------------------
+    def __enter__(self):
+        if self._recording:
+            raise ValueError("Tape is still recording, This can happen if you try to re-enter "
+                             "an already-active tape.")
+        STATE.recorders.append(self)
+        self._recording = True
+        return self
+
+    def __exit__(self, *exc):
+        if self._recording:
+            STATE.recorders.remove(self)
+            self._recording = False
+
+    def stop_recording(self):
+        """Context manager in which this tape records nothing."""
+        if not self._recording:
+            raise ValueError("Tape must be recording when stop_recording is called.")
+        return _Paused(self)
+
+    def reset(self):
+        """Forget everything recorded so far (the tape keeps recording if it was)."""
+        self._tracked.clear()
+        self._variables.clear()
+        self._used = False
+
+    # --- watching --------------------------------------------------------------------------
+    def watch(self, tensor):
+        """Track a tensor (or a nested structure of them) for differentiation."""
+        for t in flatten(tensor):
+            if not isinstance(t, Tensor):
+                raise ValueError(f"GradientTape.watch: passed in {t!r}, which is not a Tensor "
+                                 "or Variable; convert it with hg.constant first")
+            if not is_differentiable_dtype(t.dtype):
+                continue  # integer and boolean tensors are constants (TensorFlow warns)
+            self._tracked.setdefault(id(t), (t, None, 0))
+            if isinstance(t, Variable):
+                self._variables.setdefault(id(t), t)
+
+    def watched_variables(self):
+        """The Variables this tape watches, in the order they were first watched."""
+        return tuple(self._variables.values())
+
+    def observe(self, prim, args, params, outs, node, level):
+        tracked = self._tracked
+        if prim is READ and type(args[0]) is Variable and id(args[0]) not in tracked:
+            var = args[0]
+            if self._watch_accessed_variables and var.trainable:
+                self.watch(var)
+        for a in args:
+            if isinstance(a, Tensor) and id(a) in tracked:
+                break
+        else:
+            return node
+        if node is None:
+            node = Node(prim, args, params, outs)
+        for k, o in enumerate(outs):
+            tracked[id(o)] = (o, node, k)
+        return node
+
+    def _producer(self, t):
+        entry = self._tracked.get(id(t))
+        if entry is None or entry[1] is None:
+            return None
+        return entry[1], entry[2]
+
+    # --- differentiation -------------------------------------------------------------------
+    def gradient(self, target, sources, output_gradients=None,
+                 unconnected_gradients=UnconnectedGradients.NONE):
+        """Gradient of ``target`` (summed, a tensor or nested structure) w.r.t. ``sources``.
+
+        Args:
+            target: a tensor or nested structure of tensors.
+            sources: a tensor, Variable or nested structure of them.
+            output_gradients: incoming gradients, one per target (None for ones).
+            unconnected_gradients: 'none' (return None) or 'zero' (zeros of the source's shape).
+        Returns:
+            Gradients with the same structure as ``sources``.
+        Raises:
+            RuntimeError: a non-persistent tape is used twice.
+            ValueError: a source is not a tensor.
+        """
+        unconnected = check_unconnected(unconnected_gradients)
+        if self._used and not self._persistent:
+            raise RuntimeError("A non-persistent GradientTape can only be used to compute one "
+                               "set of gradients (or jacobians)")
+        targets = flatten(target)
+        flat_sources = flatten(sources)
+        for s in flat_sources:
+            if not isinstance(s, Tensor):
+                raise ValueError(f"GradientTape.gradient: source {s!r} is not a Tensor or "
+                                 "Variable; watch a hg.constant or hg.Variable instead")
+        if output_gradients is None:
+            target_grads = [None] * len(targets)
+        else:
+            target_grads = flatten(output_gradients)
+            if len(target_grads) != len(targets):
+                raise ValueError(f"GradientTape.gradient: {len(targets)} targets but "
+                                 f"{len(target_grads)} output_gradients")
+        targets = [t if isinstance(t, Tensor) else Tensor(None) for t in targets]
+        grads = self._backprop(targets, target_grads, flat_sources, unconnected)
+        if not self._persistent:
+            self._release()
+        return pack_as(sources, grads)
+
+    def _backprop(self, targets, target_grads, sources, unconnected):
+        self._used = True
+        was_paused, self.paused = self.paused, True
+        try:
+            return backprop(targets, target_grads, sources, self._producer,
+                            unconnected=unconnected)
+        finally:
+            self.paused = was_paused
+
+    def _release(self):
+        self._tracked = {}
+
+    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
+                 parallel_iterations=None, experimental_use_pfor=True):
+        """Jacobian of ``target`` w.r.t. each source: shape ``target.shape + source.shape``.
+
+        Computed one row (one VJP) per element of ``target``.
+        """
+        del parallel_iterations, experimental_use_pfor  # one row at a time, in order
+        unconnected = check_unconnected(unconnected_gradients)
+        if self._used and not self._persistent:
+            raise RuntimeError("A non-persistent GradientTape can only be used to compute one "
+                               "set of gradients (or jacobians)")
+        flat_sources = flatten(sources)
+        rows = self._rows(target, flat_sources)
+        stack, reshape = get("stack"), get("reshape")
+        result = []
+        for i, s in enumerate(flat_sources):
+            if all(r[i] is None for r in rows) and unconnected == UnconnectedGradients.NONE:
+                result.append(None)
+                continue
+            zeros_like = get("zeros_like")
+            if rows:
+                jac = bind(stack, tuple(bind(zeros_like, (s,), {}) if r[i] is None else r[i]
+                                        for r in rows), {"axis": 0})
+            else:
+                jac = bind(get("zeros"), (), {"shape": (0,) + tuple(s.shape), "dtype": s.dtype})
+            result.append(bind(reshape, (jac,), {"shape": tuple(target.shape) + tuple(s.shape)}))
+        if not self._persistent:
+            self._release()
+        return pack_as(sources, result)
+
+    def _rows(self, target, sources):
+        """One VJP per element of ``target``, seeded with a one-hot cotangent."""
+        one_hot = get("one_hot")
+        shape, dtype = tuple(target.shape), target.dtype
+        return [self._backprop([target], [bind(one_hot, (), {"index": i, "shape": shape,
+                                                             "dtype": dtype})],
+                               sources, UnconnectedGradients.NONE)
+                for i in range(target.size)]
+
+    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
+                       parallel_iterations=None, experimental_use_pfor=True):
+        """Per-example Jacobians: ``target`` (b, ...) and ``source`` (b, ...) give (b, ..., ...).
+
+        Assumes example i of ``target`` depends only on example i of ``source`` (TensorFlow's
+        contract), so row j of every example comes from one VJP of the summed batch.
+        """
+        del parallel_iterations, experimental_use_pfor
+        unconnected = check_unconnected(unconnected_gradients)
+        if self._used and not self._persistent:
+            raise RuntimeError("A non-persistent GradientTape can only be used to compute one "
+                               "set of gradients (or jacobians)")
+        tshape, sshape = tuple(target.shape), tuple(source.shape)
+        if not tshape or not sshape or tshape[0] != sshape[0]:
+            raise ValueError(f"GradientTape.batch_jacobian: target shape {tshape} and source "
+                             f"shape {sshape} must share a leading batch dimension")
+        batch, inner = tshape[0], tshape[1:]
+        reshape, stack = get("reshape"), get("stack")
+        m = 1
+        for d in inner:
+            m *= d
+        rows = []
+        for j in range(m):
+            seed = bind(get("one_hot"), (), {"index": j, "shape": tshape,
+                                             "dtype": target.dtype, "batched": True})
+            (g,) = self._backprop([target], [seed], [source], UnconnectedGradients.ZERO)
+            rows.append(bind(reshape, (g,), {"shape": (batch, -1)}))
+        if not self._persistent:
+            self._release()
+        if not rows:
+            return bind(get("zeros"), (), {"shape": tshape + sshape[1:], "dtype": source.dtype})
+        del unconnected  # a batch Jacobian is always a dense tensor
+        jac = bind(stack, tuple(rows), {"axis": 1})
+        return bind(reshape, (jac,), {"shape": tshape + sshape[1:]})
+
+
+class _Paused:
+    __slots__ = ("tape", "saved")
+
+    def __init__(self, tape):
+        self.tape = tape
+
+    def __enter__(self):
+        self.saved = self.tape.paused
+        self.tape.paused = True
+
+    def __exit__(self, *exc):
+        self.tape.paused = self.saved

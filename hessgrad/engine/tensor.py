@@ -1,0 +1,202 @@
+"""Tensor (an eager value or a symbolic graph output) and Variable (mutable, trainable state)."""
+
+import itertools
+
+import numpy as np
+
+_variable_ids = itertools.count()
+
+
+class Tensor:
+    """An n-dimensional array that operations can be differentiated through.
+
+    Eager tensors hold a numpy value. Symbolic tensors (graph mode) hold the graph node that
+    computes them and output index, plus a static shape and dtype.
+    Arithmetic, indexing and numpy methods are installed by ``hessgrad.ops``.
+    """
+
+    __slots__ = ("_value", "_node", "_index", "_shape", "_dtype", "__weakref__")
+    __array_priority__ = 1000
+
+    def __init__(self, value=None, node=None, index=0, shape=None, dtype=None):
+        self._value = value
+        self._node = node
+        self._index = index
+        self._shape = shape
+        self._dtype = dtype
+
+    # --- static facts -----------------------------------------------------------------
+    @property
+    def is_symbolic(self):
+        return self._value is None
+
+    @property
+    def shape(self):
+        v = self._value
+        return v.shape if v is not None else self._shape
+
+    @property
+    def dtype(self):
+        v = self._value
+        return v.dtype if v is not None else self._dtype
+
+    @property
+    def ndim(self):
+        shape = self.shape
+        return None if shape is None else len(shape)
+
+    @property
+    def size(self):
+        shape = self.shape
+        if shape is None or None in shape:
+            return None
+        return int(np.prod(shape, dtype=np.int64))
+
+    @property
+    def graph(self):
+        return None if self._node is None else self._node.graph
+
+    @property
+    def op(self):
+        """The graph node that produces a symbolic tensor."""
+        return self._node
+
+    @property
+    def name(self):
+        if self._node is None:
+            return None
+        return f"{self._node.name}:{self._index}"
+
+    def __len__(self):
+        shape = self.shape
+        if not shape:
+            raise TypeError("len() of a 0-d tensor")
+        if shape[0] is None:
+            raise TypeError(f"len() of tensor {self.name} whose first dimension is unknown")
+        return shape[0]
+
+    # --- values -----------------------------------------------------------------------
+    def numpy(self):
+        """The value as a numpy array (eager tensors only)."""
+        if self._value is None:
+            raise TypeError(
+                f"symbolic tensor {self.name} has no value while a graph is being built; "
+                "run the graph (hessgrad.function, Graph.run) to get one")
+        return self._value
+
+    def __array__(self, dtype=None, copy=None):
+        value = self.numpy()
+        return value if dtype is None else value.astype(dtype, copy=False)
+
+    def _concrete(self, what):
+        if self._value is None:
+            raise TypeError(
+                f"{what} of symbolic tensor {self.name} is not known while a function is traced; "
+                "use hessgrad ops (hg.cond, hg.where, hg.while_loop) for data-dependent control "
+                "flow, or run eagerly")
+        return self._value
+
+    def __bool__(self):
+        return bool(self._concrete("the truth value"))
+
+    def __float__(self):
+        return float(self._concrete("float()"))
+
+    def __int__(self):
+        return int(self._concrete("int()"))
+
+    def __index__(self):
+        value = self._concrete("the index value")
+        if value.dtype.kind not in "iub":
+            raise TypeError(f"only integer tensors can be used as an index, not {value.dtype}")
+        return int(value)
+
+    def __complex__(self):
+        return complex(self._concrete("complex()"))
+
+    def item(self, *args):
+        return self._concrete("item()").item(*args)
+
+    def tolist(self):
+        return self._concrete("tolist()").tolist()
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        if self._value is None:
+            return f"<hessgrad.Tensor {self.name!r} shape={self.shape} dtype={self.dtype}>"
+        body = np.array2string(self._value, separator=", ", prefix="hessgrad.Tensor(")
+        return f"hessgrad.Tensor({body}, dtype={self._value.dtype})"
+
+    __str__ = __repr__
+
+
+class Variable(Tensor):
+    """Mutable state that tapes watch automatically when it is read (when ``trainable``).
+
+    >>> import hessgrad as hg
+    >>> v = hg.Variable(2.0)
+    >>> with hg.GradientTape() as tape:
+    ...     y = v * v
+    >>> float(tape.gradient(y, v))
+    4.0
+    """
+
+    __slots__ = ("trainable", "_var_name", "_uid")
+
+    def __init__(self, initial_value, trainable=True, name=None, dtype=None):
+        value = initial_value.numpy() if isinstance(initial_value, Tensor) else initial_value
+        super().__init__(np.array(value, dtype=dtype))
+        self.trainable = bool(trainable)
+        self._uid = next(_variable_ids)
+        self._var_name = name or f"Variable_{self._uid}"
+
+    @property
+    def name(self):
+        return self._var_name
+
+    def assign(self, value):
+        """Replace the value (same shape and dtype); returns the variable."""
+        new = np.asarray(value.numpy() if isinstance(value, Tensor) else value)
+        if new.shape != self._value.shape:
+            raise ValueError(
+                f"Variable.assign: {self._var_name} has shape {self._value.shape}, "
+                f"the new value has shape {new.shape}")
+        # A new array, never an in-place write: tapes keep the old value alive if they need it.
+        self._value = new.astype(self._value.dtype, copy=True)
+        return self
+
+    def assign_add(self, delta):
+        return self.assign(self._value + np.asarray(delta))
+
+    def assign_sub(self, delta):
+        return self.assign(self._value - np.asarray(delta))
+
+    def value(self):
+        return Tensor(self._value)
+
+    def read_value(self):
+        return Tensor(self._value)
+
+    def __repr__(self):
+        return f"<hessgrad.Variable {self._var_name!r} shape={self.shape} dtype={self.dtype} " \
+               f"numpy={self._value!r}>"
+
+
+def is_tensor(x):
+    return isinstance(x, Tensor)
+
+
+def shape_of(x):
+    """Static shape of a tensor or array-like."""
+    return x.shape if isinstance(x, Tensor) else np.shape(x)
+
+
+def dtype_of(x):
+    if isinstance(x, Tensor):
+        return x.dtype
+    return np.result_type(x)
+
+
+def is_differentiable_dtype(dtype):
+    return dtype is not None and np.dtype(dtype).kind in "fc"

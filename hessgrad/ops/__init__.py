@@ -1,0 +1,3 @@
+"""Primitives by family. Importing this package registers every op and Tensor's operators."""
+
+from . import core, elementwise, linalg, overloads, reduction, shape  # noqa: F401

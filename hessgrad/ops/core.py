@@ -1,0 +1,167 @@
+"""Structural primitives the engine itself needs: constants, zeros/ones, add_n, sum_to,
+broadcast_to, reshape, stack, one-hot seeds, cast, stop_gradient."""
+
+import numpy as np
+
+from ..engine.graph import get_default_graph
+from ..engine.registry import primitive
+from ..engine.tensor import Tensor, shape_of
+
+
+def _zeros_like(x):
+    return np.zeros(np.shape(x), dtype=np.result_type(x))
+
+
+def _ones_like(x):
+    return np.ones(np.shape(x), dtype=np.result_type(x))
+
+
+zeros_like = primitive("zeros_like", _zeros_like, nondiff=True)
+ones_like = primitive("ones_like", _ones_like, nondiff=True)
+zeros = primitive("zeros", lambda shape, dtype=np.float64: np.zeros(shape, dtype), nondiff=True)
+ones = primitive("ones", lambda shape, dtype=np.float64: np.ones(shape, dtype), nondiff=True)
+fill = primitive("fill", lambda shape, value, dtype: np.full(shape, value, dtype), nondiff=True)
+
+
+def _one_hot(index, shape, dtype, batched=False):
+    out = np.zeros(shape, dtype)
+    if batched:  # index j of every example along the leading axis
+        out.reshape(shape[0], -1)[:, index] = 1
+    else:
+        out.reshape(-1)[index] = 1
+    return out
+
+
+one_hot = primitive("one_hot", _one_hot, nondiff=True)
+
+
+def _sum_to(x, shape):
+    """Sum ``x`` down to ``shape``, undoing numpy broadcasting."""
+    x = np.asarray(x)
+    if x.shape == tuple(shape):
+        return x
+    lead = x.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        i + lead for i, d in enumerate(shape) if d == 1 and x.shape[i + lead] != 1)
+    out = x.sum(axis=axes, keepdims=True) if axes else x
+    return out.reshape(shape)
+
+
+def _broadcast_to(x, shape):
+    return np.broadcast_to(x, shape)
+
+
+sum_to = primitive("sum_to", _sum_to,
+                   vjp=[lambda g, ans, x, shape: broadcast_to(g, shape=shape_of(x))],
+                   linear=True)
+broadcast_to = primitive("broadcast_to", _broadcast_to,
+                         vjp=[lambda g, ans, x, shape: sum_to(g, shape=shape_of(x))],
+                         linear=True)
+
+
+def unbroadcast(g, x):
+    """``g`` summed down to the shape of ``x`` (the VJP of implicit broadcasting)."""
+    xs, gs = shape_of(x), shape_of(g)
+    if xs == gs or xs is None or gs is None:
+        return g
+    return sum_to(g, shape=xs)
+
+
+def _add_n(*xs):
+    out = xs[0] + xs[1]
+    for x in xs[2:]:
+        out = out + x
+    return out
+
+
+add_n = primitive("add_n", _add_n, vjp=lambda g, ans, *xs: [unbroadcast(g, x) for x in xs],
+                  linear=True)
+
+reshape = primitive("reshape", lambda x, shape: np.reshape(x, shape),
+                    vjp=[lambda g, ans, x, shape: reshape(g, shape=shape_of(x))], linear=True)
+
+
+def _stack_vjp(g, ans, *xs, axis=0):
+    lead = (slice(None),) * (axis % len(shape_of(ans)))
+    return [getitem(g, index=lead + (k,)) for k in range(len(xs))]
+
+
+stack = primitive("stack", lambda *xs, axis=0: np.stack(xs, axis=axis), vjp=_stack_vjp,
+                  linear=True)
+
+
+def _is_basic_index(index):
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(p is None or p is Ellipsis or isinstance(p, (int, np.integer, slice))
+               for p in parts)
+
+
+def _scatter_add(g, index, shape):
+    out = np.zeros(shape, dtype=np.result_type(g))
+    if _is_basic_index(index):  # basic indices never repeat an element: plain assignment
+        out[index] = g
+    else:
+        np.add.at(out, index, g)
+    return out
+
+
+getitem = primitive("getitem", lambda x, index: x[index],
+                    vjp=[lambda g, ans, x, index: scatter_add(g, index=index,
+                                                              shape=shape_of(x))],
+                    linear=True)
+scatter_add = primitive("scatter_add", _scatter_add,
+                        vjp=[lambda g, ans, x, index, shape: getitem(g, index=index)],
+                        linear=True)
+
+
+def _cast_vjp(g, ans, x, dtype):
+    return cast(g, dtype=np.result_type(x))
+
+
+cast = primitive("cast", lambda x, dtype: np.asarray(x).astype(dtype), vjp=[_cast_vjp],
+                 linear=True)
+
+stop_gradient = primitive("stop_gradient", lambda x: x, vjp=[lambda g, ans, x: None],
+                          jvp=[lambda t, ans, x: None], none_grads_ok=True)
+stop_gradient.__doc__ = """The identity whose gradient is None: ``x`` is a constant for
+differentiation.
+
+>>> import hessgrad as hg
+>>> x = hg.constant(2.0)
+>>> with hg.GradientTape() as tape:
+...     tape.watch(x)
+...     y = x * hg.stop_gradient(x)
+>>> float(tape.gradient(y, x))
+2.0
+"""
+
+
+def constant(value, dtype=None, shape=None, name=None):
+    """A tensor holding ``value`` (in graph mode: a constant node).
+
+    >>> import hessgrad as hg
+    >>> hg.constant([1, 2.5]).dtype
+    dtype('float64')
+    """
+    if isinstance(value, Tensor):
+        value = value.numpy()
+    array = np.array(value, dtype=dtype)
+    if shape is not None:
+        array = np.broadcast_to(array, shape).copy() if array.size == 1 else \
+            array.reshape(shape)
+    graph = get_default_graph()
+    if graph is not None:
+        return graph.constant(array, name=name)
+    return Tensor(array)
+
+
+def convert_to_tensor(value, dtype=None):
+    """``value`` if it is already a tensor (of ``dtype``), else a new constant."""
+    if isinstance(value, Tensor):
+        if dtype is not None and value.dtype != np.dtype(dtype):
+            return cast(value, dtype=np.dtype(dtype))
+        return value
+    return constant(value, dtype=dtype)
+
+
+identity = primitive("identity", lambda x: x, vjp=[lambda g, ans, x: g], linear=True)

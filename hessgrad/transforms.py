@@ -1,0 +1,262 @@
+"""Function transformations in the style of autograd and JAX: grad, value_and_grad, vjp,
+jvp, linearize, jacrev, jacfwd, jacobian.
+
+Called with numpy arrays or Python numbers they return numpy results (so they plug into
+SciPy); called with Tensors they return Tensors (so they nest, e.g. ``grad(grad(f))``).
+"""
+
+import numpy as np
+
+from .engine.forward import ForwardAccumulator
+from .engine.nest import flatten, pack_as
+from .engine.tape import GradientTape
+from .engine.tensor import Tensor
+from .ops.core import constant, identity, reshape, stack
+
+
+def _argnums(argnums, nargs, fname):
+    single = isinstance(argnums, int)
+    nums = (argnums,) if single else tuple(argnums)
+    for i in nums:
+        if not -nargs <= i < nargs:
+            raise ValueError(f"{fname}: argnums={argnums} but the function was called with "
+                             f"{nargs} positional arguments")
+    return single, tuple(i % nargs for i in nums)
+
+
+def _is_plain(args):
+    return not any(isinstance(leaf, Tensor) for leaf in flatten(list(args)))
+
+
+def _fresh(leaf, fname, argnum):
+    """A new tensor for a differentiated argument, so that each argument is its own source."""
+    if isinstance(leaf, Tensor):
+        if leaf.dtype.kind not in "fc":
+            raise TypeError(f"{fname} requires real- or complex-valued inputs (input dtype that "
+                            f"is a sub-dtype of np.inexact), but got {leaf.dtype} for argument "
+                            f"{argnum}. Cast it to float first.")
+        return identity(leaf)
+    array = np.asarray(leaf)
+    if array.dtype.kind not in "fc":
+        if array.dtype.kind in "iub" and not isinstance(leaf, np.ndarray):
+            array = array.astype(np.float64)  # a Python int: the user means a number
+        else:
+            raise TypeError(f"{fname} requires real- or complex-valued inputs (input dtype "
+                            f"that is a sub-dtype of np.inexact), but got {array.dtype} for "
+                            f"argument {argnum}. Cast it to float first.")
+    return constant(array)
+
+
+def _lift(args, nums, fname):
+    """Replace the differentiated arguments by fresh tensors; returns (args, flat sources)."""
+    args = list(args)
+    sources = []
+    for i in nums:
+        leaves = [_fresh(leaf, fname, i) for leaf in flatten(args[i])]
+        args[i] = pack_as(args[i], leaves)
+        sources.extend(leaves)
+    return args, sources
+
+
+def _out(x, plain):
+    """numpy for plain callers, tensors otherwise (structures kept)."""
+    if not plain:
+        return x
+    return pack_as(x, [leaf.numpy() if isinstance(leaf, Tensor) else leaf
+                       for leaf in flatten(x)])
+
+
+def _group(args, nums, flat, single):
+    """Regroup a flat list of per-leaf results like the differentiated arguments."""
+    out, k = [], 0
+    for i in nums:
+        n = len(flatten(args[i]))
+        out.append(pack_as(args[i], flat[k:k + n]))
+        k += n
+    return out[0] if single else tuple(out)
+
+
+def _check_scalar(y, fname):
+    shape = y.shape if isinstance(y, Tensor) else np.shape(y)
+    if shape != ():
+        raise TypeError(f"{fname} requires a scalar-output function (use jacobian or vjp for "
+                        f"others), but the function returned shape {tuple(shape)}")
+
+
+def value_and_grad(f, argnums=0, has_aux=False):
+    """``f(*args) -> (value, gradient)`` of a scalar function, w.r.t. ``argnums``.
+
+    >>> import hessgrad as hg
+    >>> import hessgrad.numpy as hnp
+    >>> hg.value_and_grad(lambda x: hnp.sum(x ** 2))(np.array([1.0, 2.0]))
+    (np.float64(5.0), array([2., 4.]))
+    """
+    def value_and_grad_f(*args, **kwargs):
+        single, nums = _argnums(argnums, len(args), "grad")
+        plain = _is_plain(args)
+        lifted, sources = _lift(args, nums, "grad")
+        with GradientTape(watch_accessed_variables=False) as tape:
+            tape.watch(sources)
+            out = f(*lifted, **kwargs)
+        value, aux = (out if has_aux else (out, None))
+        _check_scalar(value, "grad")
+        if isinstance(value, Tensor):
+            grads = tape.gradient(value, sources, unconnected_gradients="zero")
+        else:
+            grads = [constant(np.zeros(s.shape, s.dtype)) for s in sources]
+        result = _out(_group(args, nums, grads, single), plain)
+        value = _out(value, plain)
+        if has_aux:
+            return (value, _out(aux, plain)), result
+        return value, result
+    return value_and_grad_f
+
+
+def grad(f, argnums=0, has_aux=False):
+    """The gradient function of a scalar function ``f`` w.r.t. argument(s) ``argnums``.
+
+    Args:
+        f: a function of arrays returning a scalar (and auxiliary data if ``has_aux``).
+        argnums: an int or tuple of ints: which positional arguments to differentiate.
+        has_aux: ``f`` returns ``(value, aux)``; the gradient function returns ``(g, aux)``.
+    Returns:
+        A function with ``f``'s signature returning gradients shaped like those arguments.
+    Raises:
+        TypeError: the output is not a scalar, or an argument is not floating point.
+
+    >>> import hessgrad as hg
+    >>> hg.grad(lambda x: x ** 3)(2.0)
+    array(12.)
+    """
+    vg = value_and_grad(f, argnums, has_aux)
+
+    def grad_f(*args, **kwargs):
+        value, g = vg(*args, **kwargs)
+        if has_aux:
+            return g, value[1]
+        return g
+    return grad_f
+
+
+def vjp(f, *primals, has_aux=False):
+    """``(f(*primals), vjp_fn)`` where ``vjp_fn(cotangent)`` returns one gradient per primal.
+
+    >>> import hessgrad as hg
+    >>> y, pullback = hg.vjp(lambda x: x * x, np.array([1.0, 3.0]))
+    >>> pullback(np.array([1.0, 1.0]))
+    (array([2., 6.]),)
+    """
+    plain = _is_plain(primals)
+    lifted, sources = _lift(primals, range(len(primals)), "vjp")
+    tape = GradientTape(persistent=True, watch_accessed_variables=False)
+    with tape:
+        tape.watch(sources)
+        out = f(*lifted)
+    out, aux = out if has_aux else (out, None)
+
+    def vjp_fn(cotangent):
+        flat_out, flat_ct = flatten(out), flatten(cotangent)
+        if len(flat_out) != len(flat_ct):
+            raise ValueError(f"vjp: the function has {len(flat_out)} outputs but the cotangent "
+                             f"has {len(flat_ct)} leaves")
+        for y, ct in zip(flat_out, flat_ct):
+            if tuple(np.shape(ct) if not isinstance(ct, Tensor) else ct.shape) != \
+                    tuple(np.shape(y) if not isinstance(y, Tensor) else y.shape):
+                raise ValueError(f"vjp: cotangent shape {np.shape(ct)} does not match output "
+                                 f"shape {np.shape(y) if not isinstance(y, Tensor) else y.shape}")
+        grads = tape.gradient(flat_out, sources, output_gradients=flat_ct,
+                              unconnected_gradients="zero")
+        return _out(_group(primals, range(len(primals)), grads, False), plain)
+
+    if has_aux:
+        return _out(out, plain), vjp_fn, _out(aux, plain)
+    return _out(out, plain), vjp_fn
+
+
+def jvp(f, primals, tangents):
+    """``(f(*primals), J @ tangents)`` by forward mode (JAX's signature).
+
+    >>> import hessgrad as hg
+    >>> hg.jvp(lambda x: x ** 2, (np.array([3.0]),), (np.array([1.0]),))
+    (array([9.]), array([6.]))
+    """
+    primals, tangents = tuple(primals), tuple(tangents)
+    if len(primals) != len(tangents):
+        raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
+    plain = _is_plain(primals) and _is_plain(tangents)
+    lifted, sources = _lift(primals, range(len(primals)), "jvp")
+    flat_t = [t if isinstance(t, Tensor) else constant(np.asarray(t, dtype=s.dtype))
+              for t, s in zip(flatten(list(tangents)), sources)]
+    with ForwardAccumulator(sources, flat_t) as acc:
+        out = f(*lifted)
+    tangent_out = acc.jvp(out, unconnected_gradients="zero")
+    return _out(out, plain), _out(tangent_out, plain)
+
+
+def linearize(f, *primals):
+    """``(f(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the JVP at ``primals``."""
+    out, _ = jvp(f, primals, [np.zeros(np.shape(p)) if not isinstance(p, Tensor)
+                              else np.zeros(p.shape) for p in primals])
+
+    def f_jvp(*tangents):
+        return jvp(f, primals, tangents)[1]
+    return out, f_jvp
+
+
+def jacrev(f, argnums=0):
+    """Jacobian by reverse mode, one VJP per output element: shape ``out.shape + in.shape``.
+
+    >>> import hessgrad as hg
+    >>> hg.jacrev(lambda x: x ** 2)(np.array([1.0, 2.0]))
+    array([[2., 0.],
+           [0., 4.]])
+    """
+    def jac_f(*args, **kwargs):
+        single, nums = _argnums(argnums, len(args), "jacrev")
+        plain = _is_plain(args)
+        lifted, sources = _lift(args, nums, "jacrev")
+        tape = GradientTape(watch_accessed_variables=False)
+        with tape:
+            tape.watch(sources)
+            out = f(*lifted, **kwargs)
+        if not isinstance(out, Tensor):
+            out = constant(out)
+        jacs = tape.jacobian(out, sources, unconnected_gradients="zero")
+        return _out(_group(args, nums, jacs, single), plain)
+    return jac_f
+
+
+jacobian = jacrev
+
+
+def jacfwd(f, argnums=0):
+    """Jacobian by forward mode, one JVP per input element: shape ``out.shape + in.shape``."""
+    def jac_f(*args, **kwargs):
+        single, nums = _argnums(argnums, len(args), "jacfwd")
+        plain = _is_plain(args)
+        lifted, sources = _lift(args, nums, "jacfwd")
+        columns = []   # per source: list of output tangents, one per input element
+        out = None
+        for s in sources:
+            cols = []
+            for j in range(max(s.size, 0)):
+                e = np.zeros(s.size, dtype=s.dtype)
+                e[j] = 1
+                tangents = [constant(e.reshape(s.shape)) if t is s else
+                            constant(np.zeros(t.shape, t.dtype)) for t in sources]
+                with ForwardAccumulator(sources, tangents) as acc:
+                    out = f(*lifted, **kwargs)
+                cols.append(acc.jvp(out, unconnected_gradients="zero"))
+            columns.append(cols)
+        if out is None:
+            out = f(*lifted, **kwargs)
+        out_shape = tuple(np.shape(out) if not isinstance(out, Tensor) else out.shape)
+        jacs = []
+        for s, cols in zip(sources, columns):
+            if cols:
+                j = stack(*cols, axis=-1)
+            else:
+                j = constant(np.zeros(out_shape + (0,)))
+            jacs.append(reshape(j, shape=out_shape + tuple(s.shape)))
+        return _out(_group(args, nums, jacs, single), plain)
+    return jac_f
