@@ -1,0 +1,27 @@
+"""Matrix-free solvers and Hessian analytics that see only a matvec.
+
+Layout (one job per file):
+
+* ``operators``  -- normalise arrays, sparse matrices, LinearOperators, duck-typed
+  objects and callables into one counting operator;
+* ``krylov``     -- ``cg`` (with negative-curvature detection), ``steihaug``, ``minres``;
+* ``inverse``    -- ``inverse_hvp`` and ``lissa``;
+* ``lanczos``    -- ``lanczos``, thick-restart ``eigsh``, ``power_iteration``;
+* ``estimators`` -- ``hutchinson``, ``hutchpp``, ``diagonal``;
+* ``spectral``   -- stochastic Lanczos quadrature and what follows from it;
+* ``_kernels``   -- Numba inner loops.
+"""
+
+from .estimators import diagonal, hutchinson, hutchpp
+from .inverse import inverse_hvp, lissa
+from .krylov import cg, minres, steihaug
+from .lanczos import eigsh, lanczos, power_iteration
+from .operators import aslinearoperator_like
+from .spectral import (condition_number_estimate, negative_eigenvalue_count,
+                       spectral_density)
+
+__all__ = [
+    "cg", "steihaug", "minres", "inverse_hvp", "lissa", "lanczos", "eigsh",
+    "power_iteration", "hutchinson", "hutchpp", "diagonal", "spectral_density",
+    "condition_number_estimate", "negative_eigenvalue_count", "aslinearoperator_like",
+]

@@ -1,0 +1,178 @@
+"""Randomised trace and diagonal estimators that see only a matvec.
+
+Hutchinson (1990), Hutch++ (Meyer, Musco, Musco and Woodruff, 2021) and the
+diagonal estimator of Bekas, Kokiopoulou and Saad (2007).  Probes are applied as
+one block through ``matmat`` when the operator has one.
+"""
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from .operators import aslinearoperator_like
+
+__all__ = ["hutchinson", "hutchpp", "diagonal", "TraceEstimate", "DiagonalEstimate"]
+
+
+@dataclass(frozen=True)
+class TraceEstimate:
+    """A trace estimate.
+
+    Attributes:
+        trace: the estimate of ``tr(A)``.
+        std_error: sample standard deviation of the Hutchinson samples divided by
+            ``sqrt(#samples)`` (for Hutch++ only the residual part is random).
+        num_matvecs: matvecs spent.
+    """
+
+    trace: float
+    std_error: float
+    num_matvecs: int
+
+
+@dataclass(frozen=True)
+class DiagonalEstimate:
+    """A diagonal estimate: ``diagonal`` (n,), per-entry ``std_error`` (n,),
+    ``num_matvecs``."""
+
+    diagonal: np.ndarray
+    std_error: np.ndarray
+    num_matvecs: int
+
+
+def _probes(n, m, distribution, rng, caller):
+    if distribution == "rademacher":
+        return rng.integers(0, 2, size=(n, m)).astype(np.float64) * 2.0 - 1.0
+    if distribution == "gaussian":
+        return rng.standard_normal((n, m))
+    raise ValueError(f"{caller}: distribution must be 'rademacher' or 'gaussian', "
+                     f"got {distribution!r}")
+
+
+def _setup(caller, A, num_matvecs, rng, minimum=1):
+    op = aslinearoperator_like(A, caller=caller, name="A")
+    if op.shape[0] != op.shape[1]:
+        raise ValueError(f"{caller}: A must be square, got shape {op.shape}")
+    if not isinstance(num_matvecs, numbers.Integral) or num_matvecs < minimum:
+        raise ValueError(f"{caller}: num_matvecs must be an int >= {minimum}, "
+                         f"got {num_matvecs!r}")
+    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    return op, op.shape[0], int(num_matvecs), rng
+
+
+def _apply(op, X):
+    return np.asarray(op.matmat(X), dtype=np.float64)
+
+
+def _std_error(samples):
+    m = samples.shape[-1]
+    if m < 2:
+        return np.full(samples.shape[:-1], np.inf) if samples.ndim > 1 else math.inf
+    return np.std(samples, axis=-1, ddof=1) / math.sqrt(m)
+
+
+def hutchinson(A, num_matvecs, *, distribution="rademacher", rng=None):
+    """Hutchinson's estimator ``tr(A) ~ mean_i z_i^T A z_i``.
+
+    For Rademacher probes the variance is ``2 (||A||_F^2 - sum_i A_ii^2) / m``, for
+    Gaussian probes ``2 ||A||_F^2 / m``.
+
+    Args:
+        A: square operator (for a callable pass it through
+            ``aslinearoperator_like(f, n)`` first).
+        num_matvecs: number of probes ``m >= 1``.
+        distribution: ``"rademacher"`` (default) or ``"gaussian"``.
+        rng: seed or ``numpy.random.Generator``.
+
+    Returns:
+        :class:`TraceEstimate` (``trace``, ``std_error``, ``num_matvecs``).
+
+    Raises:
+        ValueError: if ``num_matvecs < 1``, the distribution is unknown, or ``A`` is
+            not square.
+
+    >>> import numpy as np
+    >>> est = hutchinson(np.diag([1.0, 2.0, 3.0]), 10, rng=0)
+    >>> float(est.trace), est.num_matvecs     # exact for diagonal A (Rademacher)
+    (6.0, 10)
+    """
+    op, n, m, rng = _setup("hutchinson", A, num_matvecs, rng)
+    Z = _probes(n, m, distribution, rng, "hutchinson")
+    samples = np.einsum("ij,ij->j", Z, _apply(op, Z))
+    return TraceEstimate(float(samples.mean()), float(_std_error(samples)), m)
+
+
+def hutchpp(A, num_matvecs, *, distribution="rademacher", rng=None):
+    """Hutch++: exact trace on a sketched dominant range, Hutchinson on the rest.
+
+    A third of the budget sketches ``Y = A S``; with ``Q = qr(Y)`` the trace
+    ``tr(Q^T A Q)`` is computed exactly (another third) and the remaining probes,
+    projected onto the complement of ``range(Q)``, estimate ``tr((I - QQ^T) A
+    (I - QQ^T))``.  For matrices with decaying spectra the error falls as ``1/m``
+    instead of ``1/sqrt(m)``.
+
+    Args:
+        A: square operator.
+        num_matvecs: total budget ``m >= 3``.
+        distribution: probe distribution, ``"rademacher"`` or ``"gaussian"``.
+        rng: seed or ``numpy.random.Generator``.
+
+    Returns:
+        :class:`TraceEstimate`; ``std_error`` is that of the Hutchinson part.
+
+    Raises:
+        ValueError: if ``num_matvecs < 3`` or ``A`` is not square.
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> U = rng.standard_normal((50, 3))
+    >>> est = hutchpp(U @ U.T, 12, rng=1)      # rank 3 <= 12 // 3: exact
+    >>> bool(np.isclose(est.trace, np.sum(U * U)))
+    True
+    """
+    op, n, m, rng = _setup("hutchpp", A, num_matvecs, rng, minimum=3)
+    s = m // 3
+    g = m - 2 * s
+    start = op.nmatvec
+    S = _probes(n, s, distribution, rng, "hutchpp")
+    Q, _ = np.linalg.qr(_apply(op, S))
+    exact = float(np.einsum("ij,ij->", Q, _apply(op, Q)))
+    if Q.shape[1] >= n:                  # range(Q) is everything: nothing left
+        return TraceEstimate(exact, 0.0, op.nmatvec - start)
+    G = _probes(n, g, distribution, rng, "hutchpp")
+    G -= Q @ (Q.T @ G)
+    samples = np.einsum("ij,ij->j", G, _apply(op, G))
+    return TraceEstimate(exact + float(samples.mean()), float(_std_error(samples)),
+                         op.nmatvec - start)
+
+
+def diagonal(A, num_matvecs, *, distribution="rademacher", rng=None):
+    """Estimate ``diag(A)`` as ``sum_i v_i * (A v_i) / sum_i v_i * v_i``.
+
+    The estimator of Bekas, Kokiopoulou and Saad.  With Rademacher probes the
+    error of entry ``j`` has variance ``sum_{k != j} A_jk^2 / m``, so it is exact
+    for diagonal ``A``.
+
+    Args:
+        A: square operator.
+        num_matvecs: number of probes ``m >= 1``.
+        distribution: ``"rademacher"`` (default) or ``"gaussian"``.
+        rng: seed or ``numpy.random.Generator``.
+
+    Returns:
+        :class:`DiagonalEstimate` (``diagonal``, ``std_error``, ``num_matvecs``).
+
+    Raises:
+        ValueError: if ``num_matvecs < 1`` or ``A`` is not square.
+
+    >>> import numpy as np
+    >>> diagonal(np.diag([1.0, 2.0]), 4, rng=0).diagonal.tolist()
+    [1.0, 2.0]
+    """
+    op, n, m, rng = _setup("diagonal", A, num_matvecs, rng)
+    V = _probes(n, m, distribution, rng, "diagonal")
+    prod = V * _apply(op, V)
+    est = prod.sum(axis=1) / (V * V).sum(axis=1)
+    return DiagonalEstimate(est, _std_error(prod), m)
