@@ -1,0 +1,3 @@
+"""Array constructors (array, zeros, ones, eye, arange, linspace, ...)."""
+
+__all__ = []

@@ -1,0 +1,1 @@
+"""Tensors behave like ndarrays: methods, numpy's dispatch protocols, Python builtins."""

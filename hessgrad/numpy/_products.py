@@ -1,0 +1,7 @@
+"""Products: dot, matmul, einsum, tensordot, inner, outer, kron, cross, vdot."""
+
+from ..ops import linalg as _la
+
+matmul, einsum = _la.matmul, _la.einsum
+
+__all__ = ["matmul", "einsum"]

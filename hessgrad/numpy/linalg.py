@@ -1,0 +1,3 @@
+"""``hessgrad.numpy.linalg``: numpy.linalg with derivatives."""
+
+__all__ = []
