@@ -24,7 +24,9 @@ def _rng(rng):
     return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
 
 
-def _square(caller, A, n=None):
+def _square(caller, A, v0=None):
+    # A callable matvec takes its size from v0 when one is given.
+    n = np.shape(v0)[0] if v0 is not None and np.ndim(v0) == 1 else None
     op = aslinearoperator_like(A, n, caller=caller, name="A")
     if op.shape[0] != op.shape[1]:
         raise ValueError(f"{caller}: A must be square, got shape {op.shape}")
@@ -168,7 +170,7 @@ def lanczos(A, k, v0=None, *, reorthogonalize=True, rng=None):
     >>> lanczos(np.eye(3), 3, v0=np.ones(3)).breakdown     # invariant subspace
     True
     """
-    op = _square("lanczos", A)
+    op = _square("lanczos", A, v0)
     n = op.shape[0]
     if not isinstance(k, numbers.Integral) or not 1 <= k <= max(n, 1):
         raise ValueError(f"lanczos: k must be an int with 1 <= k <= n = {n}, got {k!r}")
@@ -274,7 +276,7 @@ def eigsh(A, k=6, which="LM", *, tol=0.0, maxiter=None, v0=None,
     >>> np.round(w, 10).tolist()
     [28.0, 29.0, 30.0]
     """
-    op = _square("eigsh", A)
+    op = _square("eigsh", A, v0)
     n = op.shape[0]
     if which not in ("LM", "LA", "SA", "BE"):
         raise ValueError(f"eigsh: which must be one of 'LM', 'LA', 'SA', 'BE', "
@@ -358,7 +360,7 @@ def power_iteration(A, *, maxiter=1000, tol=1e-8, v0=None, rng=None):
     >>> round(res.eigenvalue, 6), res.success
     (-5.0, True)
     """
-    op = _square("power_iteration", A)
+    op = _square("power_iteration", A, v0)
     n = op.shape[0]
     start = op.nmatvec
     v = _start_vector("power_iteration", v0, n, rng)

@@ -1,0 +1,156 @@
+"""CG, Steihaug and MINRES crossed with the operator zoo, checked against SciPy."""
+
+import numpy as np
+import pytest
+import scipy.sparse.linalg as sla
+from solvers_zoo import (FORMS, MATRICES, SPD, CountingOperator, as_form, dense,
+                         same_arithmetic, with_spectrum)
+
+from solvers import cg, minres, steihaug
+
+
+def rhs(n, dtype=np.float64, seed=0):
+    return np.random.default_rng(seed).standard_normal(n).astype(dtype)
+
+
+def rtol_for(A):
+    return 1e-4 if A.dtype == np.float32 else 1e-8
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("name", sorted(MATRICES))
+def test_cg_zoo(name, form):
+    A = MATRICES[name]
+    b = rhs(A.shape[0], A.dtype)
+    res = cg(as_form(A, form), b, rtol=rtol_for(A), full_output=True)
+    Ad = dense(A).astype(np.float64)
+    if name in SPD:
+        assert res.success and res.status == 0
+        assert np.linalg.norm(Ad @ res.x - b) <= 2 * rtol_for(A) * np.linalg.norm(b)
+        C = CountingOperator(same_arithmetic(A, form))
+        xs, info = sla.cg(C, b, rtol=rtol_for(A), maxiter=10 * A.shape[0])
+        assert res.nmatvec <= C.count
+        np.testing.assert_allclose(res.x, xs, rtol=0, atol=1e-6 * np.abs(xs).max())
+    else:
+        # Indefinite: either converged, or stopped on a direction of negative curvature.
+        assert res.success or res.negative_curvature
+        if res.negative_curvature:
+            assert res.status == 2 and res.d @ Ad @ res.d <= 0
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("name", sorted(MATRICES))
+def test_minres_zoo(name, form):
+    A = MATRICES[name]
+    b = rhs(A.shape[0], A.dtype)
+    rtol = rtol_for(A)
+    res = minres(as_form(A, form), b, rtol=rtol, full_output=True)
+    C = CountingOperator(same_arithmetic(A, form))
+    xs, info = sla.minres(C, b, rtol=rtol)
+    assert res.success and info == 0
+    assert res.nmatvec <= C.count
+    np.testing.assert_allclose(res.x, xs, rtol=0, atol=1e-6 * np.abs(xs).max())
+    Ad = dense(A).astype(np.float64)
+    x_exact = np.linalg.solve(Ad, b)
+    assert np.linalg.norm(res.x - x_exact) <= 1e-2 * np.linalg.norm(x_exact) or name == "spd_ill"
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("name", sorted(MATRICES))
+@pytest.mark.parametrize("radius", [0.1, 1e3])
+def test_steihaug_zoo(name, form, radius):
+    A = MATRICES[name]
+    g = rhs(A.shape[0], A.dtype, seed=5)
+    res = steihaug(as_form(A, form), g, radius, rtol=1e-6)
+    Ad = dense(A).astype(np.float64)
+    p = res.p.astype(np.float64)
+    assert np.linalg.norm(p) <= radius * (1 + 1e-5)
+    model = g @ p + 0.5 * p @ Ad @ p
+    assert model < 0
+    assert np.isclose(res.model_value, model, rtol=1e-3 if A.dtype == np.float32 else 1e-8)
+    if res.hits_boundary:
+        assert np.isclose(np.linalg.norm(p), radius, rtol=1e-5)
+    if name == "indefinite" and radius > 1:
+        assert res.negative_curvature
+    if name in SPD and radius > 1 and name != "spd_ill":
+        assert res.status == 0 and not res.hits_boundary
+        assert np.linalg.norm(Ad @ p + g) <= 1e-5 * np.linalg.norm(g)
+
+
+@pytest.mark.parametrize("n", [50, 200, 500, 1000, 2000])
+@pytest.mark.parametrize("cond", [10.0, 1e3, 1e6])
+@pytest.mark.parametrize("rtol", [1e-3, 1e-6])
+def test_cg_minres_matvecs_never_exceed_scipy(n, cond, rtol):
+    A = with_spectrum(np.geomspace(1.0, cond, n), seed=n)
+    b = rhs(n, seed=1)
+    res = cg(A, b, rtol=rtol, full_output=True)
+    C = CountingOperator(A)
+    sla.cg(C, b, rtol=rtol, maxiter=10 * n)
+    assert res.nmatvec <= C.count
+    res = minres(A, b, rtol=rtol, full_output=True)
+    C = CountingOperator(A)
+    sla.minres(C, b, rtol=rtol)
+    assert res.nmatvec <= C.count
+
+
+def test_cg_tuple_return_x0_callback_and_preconditioner():
+    A = MATRICES["spd_ill"]
+    b = rhs(A.shape[0])
+    seen = []
+    M = np.diag(1 / np.diag(A))
+    x, info = cg(A, b, x0=np.ones(A.shape[0]), rtol=1e-10, M=M, callback=seen.append)
+    xs, info_s = sla.cg(A, b, x0=np.ones(A.shape[0]), rtol=1e-10, M=M, maxiter=600)
+    assert info == 0 and len(seen) > 0
+    np.testing.assert_allclose(x, xs, atol=1e-8 * np.abs(xs).max())
+    x, info = cg(A, b, maxiter=3)
+    assert info == 3
+    res = cg(A, b, maxiter=3, full_output=True)
+    assert res.status == 1 and not res.success and res.nit == 3 and res.nmatvec == 3
+
+
+def test_cg_zero_rhs_and_negative_curvature_info():
+    A = MATRICES["indefinite"]
+    x, info = cg(A, np.zeros(A.shape[0]))
+    assert info == 0 and not x.any()
+    x, info = cg(np.diag([1.0, -1.0]), np.ones(2))
+    assert info == -1
+    res = cg(np.diag([1.0, -1.0]), np.ones(2), full_output=True)
+    assert res.negative_curvature and res.d @ np.diag([1.0, -1.0]) @ res.d <= 0
+
+
+def test_minres_shift_and_x0():
+    A = MATRICES["spd_well"]
+    b = rhs(A.shape[0])
+    x, info = minres(A, b, x0=np.ones(A.shape[0]), shift=0.5, rtol=1e-10)
+    assert info == 0
+    np.testing.assert_allclose((A - 0.5 * np.eye(A.shape[0])) @ x, b, atol=1e-7)
+
+
+def test_steihaug_negative_curvature_picks_lower_model():
+    res = steihaug(np.diag([-1.0, 1.0]), np.array([1.0, 0.0]), 2.0)
+    assert res.negative_curvature and res.hits_boundary
+    np.testing.assert_allclose(res.p, [-2.0, 0.0])
+
+
+@pytest.mark.parametrize("solver", [cg, minres])
+def test_bad_input_messages(solver):
+    name = solver.__name__
+    with pytest.raises(ValueError, match=rf"{name}: b has shape \(5,\) but A has shape \(4, 4\)"):
+        solver(np.eye(4), np.ones(5))
+    with pytest.raises(ValueError, match=rf"{name}: x0 has shape"):
+        solver(np.eye(4), np.ones(4), x0=np.ones(3))
+    with pytest.raises(ValueError, match=rf"{name}: A must be square"):
+        solver(np.ones((4, 3)), np.ones(4))
+    with pytest.raises(ValueError, match="rtol"):
+        solver(np.eye(4), np.ones(4), rtol=-1.0)
+    with pytest.raises(ValueError, match="NaN"):
+        solver(np.eye(2), np.array([1.0, np.nan]))
+    with pytest.raises(TypeError, match=name):
+        solver("not an operator", np.ones(2))
+    with pytest.raises(ValueError, match=rf"{name}: M has shape"):
+        solver(np.eye(4), np.ones(4), M=np.eye(3))
+
+
+def test_steihaug_bad_radius():
+    with pytest.raises(ValueError, match="steihaug: radius"):
+        steihaug(np.eye(2), np.ones(2), -1.0)

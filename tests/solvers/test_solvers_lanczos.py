@@ -1,0 +1,117 @@
+"""Lanczos, thick-restart eigsh and power iteration against numpy / SciPy."""
+
+import numpy as np
+import pytest
+import scipy.sparse.linalg as sla
+from solvers_zoo import FORMS, MATRICES, as_form, dense, with_spectrum
+
+from solvers import aslinearoperator_like, eigsh, lanczos, power_iteration
+
+CLUSTERED = with_spectrum(np.r_[1 + 1e-6 * np.arange(8), np.linspace(-1.0, 0.9, 112)], seed=7)
+EIG_ZOO = dict(MATRICES, clustered=CLUSTERED)
+
+
+def expected(w_all, k, which):
+    if which == "LA":
+        return w_all[-k:]
+    if which == "SA":
+        return w_all[:k]
+    if which == "LM":
+        return np.sort(w_all[np.argsort(-np.abs(w_all), kind="stable")[:k]])
+    return np.sort(np.r_[w_all[:k // 2], w_all[w_all.size - (k - k // 2):]])
+
+
+def operator(A, form):
+    f = as_form(A, form)
+    return aslinearoperator_like(f, A.shape[0]) if form == "callable" else f
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("name", sorted(EIG_ZOO))
+@pytest.mark.parametrize("which", ["LA", "SA", "LM", "BE"])
+def test_eigsh_zoo(name, form, which):
+    A = EIG_ZOO[name]
+    Ad = dense(A).astype(np.float64)
+    w_all = np.linalg.eigvalsh(Ad)
+    k = 4
+    # Ill-conditioned / clustered ends converge slowly with a 20-vector basis (ARPACK
+    # does not converge on them either): give those a bigger basis.
+    ncv = 40 if name in ("spd_ill", "clustered") else None
+    w, X = eigsh(operator(A, form), k=k, which=which, rng=0, tol=1e-10, ncv=ncv)
+    scale = np.abs(w_all).max()
+    atol = (1e-5 if A.dtype == np.float32 else 1e-8) * scale
+    np.testing.assert_allclose(w, expected(w_all, k, which), rtol=0, atol=atol)
+    assert np.all(np.diff(w) >= 0)                       # ascending, like SciPy
+    np.testing.assert_allclose(X.T @ X, np.eye(k), atol=1e-8)
+    resid = np.linalg.norm(Ad @ X - X * w, axis=0)
+    assert resid.max() <= (1e-4 if A.dtype == np.float32 else 1e-7) * scale
+    # ARPACK does not converge on spd_ill (SA/BE) even with ncv=40, so skip it there.
+    if form == "ndarray" and name not in ("float32", "spd_ill"):
+        ws = sla.eigsh(Ad, k=k, which=which, return_eigenvectors=False, ncv=ncv)
+        np.testing.assert_allclose(w, np.sort(ws), rtol=0, atol=atol)
+
+
+def test_eigsh_k_equals_n_and_small():
+    A = with_spectrum([3.0, -1.0, 2.0], seed=1)
+    np.testing.assert_allclose(eigsh(A, k=3, return_eigenvectors=False), [-1, 2, 3],
+                               atol=1e-12)
+    np.testing.assert_allclose(eigsh(A, k=1, which="SA", rng=0)[0], [-1.0], atol=1e-12)
+
+
+def test_eigsh_repeated_eigenvalues():
+    A = with_spectrum(np.r_[np.full(4, 5.0), np.linspace(0, 2, 60)], seed=2)
+    w = eigsh(A, k=4, which="LA", return_eigenvectors=False, rng=0)
+    np.testing.assert_allclose(w, np.full(4, 5.0), atol=1e-8)
+
+
+def test_eigsh_errors():
+    with pytest.raises(ValueError, match="eigsh: which"):
+        eigsh(np.eye(5), k=1, which="XX")
+    with pytest.raises(ValueError, match="eigsh: k must be"):
+        eigsh(np.eye(5), k=6)
+    with pytest.raises(ValueError, match="eigsh: ncv"):
+        eigsh(np.eye(5), k=2, ncv=2)
+    with pytest.raises(ValueError, match="eigsh: v0 has shape"):
+        eigsh(np.eye(5), k=2, v0=np.ones(4))
+
+
+@pytest.mark.parametrize("reorthogonalize", [True, False])
+def test_lanczos_relation(reorthogonalize):
+    A = MATRICES["indefinite"]
+    res = lanczos(A, 20, rng=0, reorthogonalize=reorthogonalize)
+    alpha, beta, Q = res
+    assert alpha.shape == (20,) and beta.shape == (19,) and Q.shape == (60, 20)
+    T = res.tridiagonal()
+    np.testing.assert_allclose(Q.T @ Q, np.eye(20), atol=1e-10 if reorthogonalize else 1e-6)
+    # A Q = Q T + beta_next q_next e_m^T
+    R = A @ Q - Q @ T
+    R[:, -1] -= res.beta_next * res.q_next
+    assert np.abs(R).max() < 1e-10
+    assert res.nmatvec == 20 and not res.breakdown
+
+
+def test_lanczos_breakdown_on_invariant_subspace():
+    A = np.diag(np.r_[np.ones(5), 2 * np.ones(5)])      # 2 distinct eigenvalues
+    res = lanczos(A, 6, v0=np.ones(10))
+    assert res.breakdown and res.alpha.size == 2 and res.beta_next == 0.0
+    np.testing.assert_allclose(np.linalg.eigvalsh(res.tridiagonal()), [1.0, 2.0])
+    # A callable matvec takes its size from v0.
+    res = lanczos(lambda x: A @ x, 2, v0=np.ones(10))
+    assert res.Q.shape == (10, 2)
+
+
+def test_lanczos_errors():
+    with pytest.raises(ValueError, match="lanczos: k must be"):
+        lanczos(np.eye(3), 4)
+    with pytest.raises(ValueError, match="lanczos: v0 must be nonzero"):
+        lanczos(np.eye(3), 2, v0=np.zeros(3))
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_power_iteration(form):
+    A = with_spectrum(np.r_[-10.0, np.linspace(-5, 5, 40)], seed=3)
+    res = power_iteration(operator(A, form), maxiter=2000, tol=1e-10, rng=0)
+    assert res.success
+    assert abs(res.eigenvalue + 10.0) < 1e-8
+    np.testing.assert_allclose(A @ res.eigenvector, res.eigenvalue * res.eigenvector,
+                               atol=1e-8)
