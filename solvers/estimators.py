@@ -133,8 +133,8 @@ def hutchpp(A, num_matvecs, *, distribution="rademacher", rng=None):
     True
     """
     op, n, m, rng = _setup("hutchpp", A, num_matvecs, rng, minimum=3)
-    s = m // 3
-    g = m - 2 * s
+    s = min(m // 3, n)           # a sketch wider than n is wasted
+    g = m - 2 * (m // 3)
     start = op.nmatvec
     S = _probes(n, s, distribution, rng, "hutchpp")
     Q, _ = np.linalg.qr(_apply(op, S))
