@@ -94,8 +94,9 @@ def push_tangents(prim, args, params, outs, arg_tangents):
     ans = outs if prim.multiple_results else outs[0]
     if prim.linear:
         zeros_like = get("zeros_like")
+        # Missing tangents are zeros; boolean inputs (a where() condition) are not data.
         filled = [t if t is not None else
-                  (bind(zeros_like, (a,), {}) if is_differentiable_dtype(dtype_of(a)) else a)
+                  (a if dtype_of(a) == bool else bind(zeros_like, (a,), {}))
                   for a, t in zip(args, arg_tangents)]
         out = bind(prim, filled, params)
     elif prim.joint_jvp:

@@ -133,6 +133,18 @@ def placeholder(dtype, shape=None, name=None):
     return graph.placeholder(dtype, shape, name)
 
 
+def _where(node):
+    return f"while running graph node {node.name} (op {node.prim.name})"
+
+
+def _run_node(node, values):
+    try:
+        return node.prim.forward(*values, **node.params)
+    except Exception as exc:
+        exc.add_note(_where(node))
+        raise
+
+
 def _stand_in(a):
     if isinstance(a, Tensor):
         if a._shape is None or None in a._shape:
@@ -167,9 +179,14 @@ def _abstract_eval(prim, inputs, params):
 
 
 class Plan:
-    """A straight list of steps that computes ``fetches`` from ``feeds``; built once."""
+    """A straight list of steps that computes ``fetches`` from ``feeds``; built once.
 
-    def __init__(self, graph, fetches, feeds):
+    Nodes that depend on no feed and no Variable are evaluated while the plan is built
+    (constant folding), so a graph traced at a fixed point (an HVP at fixed x) re-runs only
+    the part that depends on its inputs.
+    """
+
+    def __init__(self, graph, fetches, feeds, fold_constants=True):
         fed = {id(t) for t in feeds}
         needed = {}
         stack = [t for t in fetches if isinstance(t, Tensor) and t._value is None]
@@ -203,6 +220,7 @@ class Plan:
         self.feed_names = [t.name for t in feeds]
         self.variables = []
         self.steps = []
+        dynamic = set(self.feed_slots)
         for node in sorted(needed.values(), key=lambda n: n.seq):
             if node.prim is PLACEHOLDER:
                 out = node.outputs[0]
@@ -218,12 +236,19 @@ class Plan:
                 if isinstance(a, Variable):
                     s = slot_of(id(a))
                     self.variables.append((s, a))
+                    dynamic.add(s)
                 elif isinstance(a, Tensor):
                     s = slot_of(id(a))
                 else:
                     s = slot_of(("const", len(self.template)), a)
                 arg_slots.append(s)
             out_slots = tuple(slot_of(id(o)) for o in node.outputs)
+            if fold_constants and not dynamic.intersection(arg_slots):
+                values = _run_node(node, [self.template[s] for s in arg_slots])
+                for s, v in zip(out_slots, values if node.prim.multiple_results else (values,)):
+                    self.template[s] = v
+                continue
+            dynamic.update(out_slots)
             self.steps.append((node.prim.forward, tuple(arg_slots), node.params,
                                out_slots if node.prim.multiple_results else out_slots[0], node))
         self.fetch_slots = [slots[id(t)] if isinstance(t, Tensor) and t._value is None else
@@ -246,7 +271,7 @@ class Plan:
             try:
                 result = forward(*[env[s] for s in arg_slots], **params)
             except Exception as exc:
-                exc.add_note(f"while running graph node {node.name} (op {node.prim.name})")
+                exc.add_note(_where(node))
                 raise
             if type(out) is int:
                 env[out] = result

@@ -1,0 +1,224 @@
+"""Second order: Hessian-vector products and Hessians.
+
+``hvp`` is forward-over-reverse by default (the JVP of the gradient: Pearlmutter's trick, a
+small constant times one gradient); reverse-over-reverse and reverse-over-forward are
+selectable, and the test suite checks all of them against each other.
+"""
+
+import numpy as np
+
+from .engine.forward import ForwardAccumulator
+from .engine.function import function
+from .engine.gradients import gradients
+from .engine.nest import flatten, pack_as
+from .engine.tape import GradientTape
+from .engine.tensor import Tensor
+from .ops.core import constant, reshape, stack, stop_gradient
+from .ops.reduction import sum as reduce_sum
+from .transforms import _argnums, _is_plain, _lift, _out, _check_scalar
+
+MODES = ("fwd-rev", "rev-rev", "rev-fwd")
+
+
+def hessian_vector_product(ys, xs, v):
+    """Graph API (TensorFlow's): the product of the Hessian of ``sum(ys)`` with ``v``.
+
+    Built as the gradient of ``<gradient(ys, xs), stop_gradient(v)>`` (reverse-over-reverse).
+
+    Args:
+        ys: a tensor or list of tensors.
+        xs: a tensor or list of tensors.
+        v: a tensor or list of tensors, one per x, shaped like it.
+    Returns:
+        A list with one tensor per x: ``H v``.
+    Raises:
+        ValueError: ``xs`` and ``v`` differ in length.
+
+    >>> import hessgrad as hg
+    >>> A = np.array([[1.0, 2.0], [0.0, 3.0]])
+    >>> with hg.Graph().as_default() as g:
+    ...     x = hg.placeholder("float64", (2,))
+    ...     y = 0.5 * hg.reduce_sum(x * hg.matmul(A, x))
+    ...     (hv,) = hg.hessian_vector_product(y, [x], [hg.constant([1.0, 1.0])])
+    >>> g.run(hv, {x: [0.5, -1.0]})  # (A + A^T) v / 2 * 2 ... i.e. (A + A^T) / 2 @ 2v / 2
+    array([3., 5.])
+    """
+    xs = flatten(xs)
+    v = flatten(v)
+    if len(xs) != len(v):
+        raise ValueError(f"xs and v must have the same length: got {len(xs)} xs and "
+                         f"{len(v)} vectors")
+    grads = gradients(ys, xs)
+    products = [reduce_sum(g * stop_gradient(u)) for g, u in zip(grads, v) if g is not None]
+    return gradients(products, xs)
+
+
+def _hvp_at(f, args, kwargs, nums, v_leaves, mode):
+    """H v w.r.t. the arguments ``nums`` as a flat list of tensors."""
+    lifted, sources = _lift(args, nums, "hvp")
+    tangents = [t if isinstance(t, Tensor) else constant(np.asarray(t, dtype=s.dtype))
+                for t, s in zip(v_leaves, sources)]
+    for s, t in zip(sources, tangents):
+        if tuple(t.shape) != tuple(s.shape):
+            raise ValueError(f"hvp: vector shape {tuple(t.shape)} does not match argument "
+                             f"shape {tuple(s.shape)}")
+    if mode == "fwd-rev":
+        with ForwardAccumulator(sources, tangents) as acc:
+            with GradientTape(watch_accessed_variables=False) as tape:
+                tape.watch(sources)
+                y = f(*lifted, **kwargs)
+            _check_scalar(y, "hvp")
+            g = tape.gradient(y, sources, unconnected_gradients="zero")
+        return acc.jvp(g, unconnected_gradients="zero")
+    if mode == "rev-rev":
+        with GradientTape(watch_accessed_variables=False) as outer:
+            outer.watch(sources)
+            with GradientTape(watch_accessed_variables=False) as inner:
+                inner.watch(sources)
+                y = f(*lifted, **kwargs)
+            _check_scalar(y, "hvp")
+            g = inner.gradient(y, sources, unconnected_gradients="zero")
+            inner_product = sum(reduce_sum(gi * stop_gradient(ti)) for gi, ti in zip(g, tangents))
+        return outer.gradient(inner_product, sources, unconnected_gradients="zero")
+    if mode == "rev-fwd":
+        with GradientTape(watch_accessed_variables=False) as tape:
+            tape.watch(sources)
+            with ForwardAccumulator(sources, tangents) as acc:
+                y = f(*lifted, **kwargs)
+            _check_scalar(y, "hvp")
+            directional = acc.jvp(y, unconnected_gradients="zero")
+        return tape.gradient(directional, sources, unconnected_gradients="zero")
+    raise ValueError(f"hvp: mode must be one of {MODES}, got {mode!r}")
+
+
+def hvp(f, argnums=0, mode="fwd-rev"):
+    """``hvp(f)(*args, v)``: the Hessian of scalar ``f`` w.r.t. ``args[argnums]`` times ``v``.
+
+    The vector comes last (as autograd's ``hessian_tensor_product``) and is shaped like the
+    argument (for a tuple ``argnums``: a tuple of such vectors). Arguments may be nested
+    structures (lists, dicts) of arrays; ``v`` then has the same structure.
+
+    Args:
+        f: scalar function of arrays.
+        argnums: int or tuple of ints.
+        mode: "fwd-rev" (JVP of the gradient, default), "rev-rev" or "rev-fwd".
+    Returns:
+        A function ``(*args, v) -> H v`` (numpy in, numpy out; tensors in, tensors out).
+
+    >>> import hessgrad as hg
+    >>> import hessgrad.numpy as hnp
+    >>> f = lambda x: hnp.sum(x ** 3)
+    >>> hg.hvp(f)(np.array([1.0, 2.0]), np.array([1.0, 1.0]))
+    array([ 6., 12.])
+    """
+    if mode not in MODES:
+        raise ValueError(f"hvp: mode must be one of {MODES}, got {mode!r}")
+
+    def hvp_f(*args_and_v, **kwargs):
+        if not args_and_v:
+            raise TypeError("hvp: call as hvp(f)(*args, v)")
+        *args, v = args_and_v
+        single, nums = _argnums(argnums, len(args), "hvp")
+        plain = _is_plain(args_and_v)
+        v_struct = [v] if single else list(v)
+        if len(v_struct) != len(nums):
+            raise ValueError(f"hvp: expected {len(nums)} vectors for argnums={argnums}")
+        v_leaves = flatten(v_struct)
+        hv = _hvp_at(f, args, kwargs, nums, v_leaves, mode)
+        grouped, k = [], 0
+        for i in nums:
+            n = len(flatten(args[i]))
+            grouped.append(pack_as(args[i], hv[k:k + n]))
+            k += n
+        return _out(grouped[0] if single else tuple(grouped), plain)
+    return hvp_f
+
+
+def make_hvp(f, argnums=0, mode="fwd-rev"):
+    """``make_hvp(f)(*args)`` -> ``(v -> H v)`` at fixed ``args``, for Krylov loops.
+
+    The HVP is traced once into a graph with ``args`` as constants; everything that does not
+    depend on ``v`` (the forward pass, the gradient) is folded into constants when the graph
+    is planned, so each product re-runs only the tangent part.
+
+    >>> import hessgrad as hg
+    >>> import hessgrad.numpy as hnp
+    >>> hv = hg.make_hvp(lambda x: hnp.sum(x ** 3))(np.array([1.0, 2.0]))
+    >>> hv(np.array([1.0, 0.0]))
+    array([6., 0.])
+    """
+    product = hvp(f, argnums, mode)
+
+    def at(*args, **kwargs):
+        fixed = [a.numpy() if isinstance(a, Tensor) and a._value is not None else a
+                 for a in args]
+        traced = function(lambda v: product(*fixed, v, **kwargs))
+        plain = _is_plain(args)
+
+        def apply(v):
+            out = traced(v)
+            return _out(out, plain) if plain else out
+        return apply
+    return at
+
+
+def hessian(f, argnums=0):
+    """The full Hessian of scalar ``f``: shape ``arg.shape + arg.shape`` (blocks for a tuple
+    ``argnums``: ``H[i][j]`` has shape ``args[i].shape + args[j].shape``).
+
+    Built column by column from Hessian-vector products of a traced, constant-folded HVP
+    (forward-over-reverse), so each column costs about one gradient.
+
+    >>> import hessgrad as hg
+    >>> import hessgrad.numpy as hnp
+    >>> hg.hessian(lambda x: hnp.sum(x ** 3))(np.array([1.0, 2.0]))
+    array([[ 6.,  0.],
+           [ 0., 12.]])
+    """
+    def hessian_f(*args, **kwargs):
+        single, nums = _argnums(argnums, len(args), "hessian")
+        plain = _is_plain(args)
+        shapes = [tuple(np.shape(a) if not isinstance(a, Tensor) else a.shape)
+                  for a in (args[i] for i in nums)]
+        for i in nums:
+            if len(flatten(args[i])) != 1:
+                raise TypeError("hessian: nested arguments are not supported; pass arrays "
+                                "(or use hvp, which accepts structures)")
+        sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
+        dtype = np.result_type(*[np.asarray(args[i]).dtype if not isinstance(args[i], Tensor)
+                                 else args[i].dtype for i in nums], np.float32)
+        if not plain:
+            return _hessian_tensors(f, args, kwargs, nums, single, shapes, sizes)
+        product = make_hvp(f, nums if not single else nums[0])(*args, **kwargs)
+        blocks = [[np.empty(si + sj, dtype=dtype) for sj in shapes] for si in shapes]
+        for j, (shape_j, n_j) in enumerate(zip(shapes, sizes)):
+            for c in range(n_j):
+                e = [np.zeros(s, dtype=dtype) for s in shapes]
+                e[j].reshape(-1)[c] = 1
+                col = product(e[0] if single else tuple(e))
+                col = [col] if single else list(col)
+                for i in range(len(shapes)):
+                    blocks[i][j].reshape(sizes[i], n_j)[:, c] = np.asarray(col[i]).reshape(-1)
+        if single:
+            return blocks[0][0]
+        return tuple(tuple(row) for row in blocks)
+    return hessian_f
+
+
+def _hessian_tensors(f, args, kwargs, nums, single, shapes, sizes):
+    """Differentiable Hessian (tensor inputs): stacked HVP columns, so it can nest."""
+    product = hvp(f, nums[0] if single else nums)
+    blocks = [[None] * len(shapes) for _ in shapes]
+    for j, n_j in enumerate(sizes):
+        cols = []
+        for c in range(n_j):
+            e = [np.zeros(s) for s in shapes]
+            e[j].reshape(-1)[c] = 1
+            col = product(*args, e[0] if single else tuple(e), **kwargs)
+            cols.append([col] if single else list(col))
+        for i in range(len(shapes)):
+            stacked = stack(*[reshape(c[i], shape=(sizes[i],)) for c in cols], axis=1)
+            blocks[i][j] = reshape(stacked, shape=shapes[i] + shapes[j])
+    if single:
+        return blocks[0][0]
+    return tuple(tuple(row) for row in blocks)
