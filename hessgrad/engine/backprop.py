@@ -57,84 +57,72 @@ def backprop(targets, target_grads, sources, producer, *, stop=(), aggregation_m
         unconnected: :class:`UnconnectedGradients` value for sources that get no gradient.
     Returns:
         A list with one gradient (Tensor) or None per source.
+
+    Nodes are numbered in creation order, which is topological; processing the relevant
+    nodes in reverse creation order is TensorFlow's pending-count ready queue without the
+    counting: a node runs only after every consumer of its outputs has contributed.
     """
-    stop_ids = {id(t) for t in stop}
-    # 1. Nodes reachable backwards from the targets, and who consumes each tensor.
-    consumers = {}
-    reached = set()
+    stop_ids = {id(t) for t in stop} if stop else ()
+    # 1. Nodes reachable backwards from the targets (never through a stopped tensor).
+    reached = {}
     stack = list(targets)
-    seen = set()
     while stack:
         t = stack.pop()
-        if id(t) in seen or id(t) in stop_ids:
+        if stop_ids and id(t) in stop_ids:
             continue
-        seen.add(id(t))
         p = producer(t)
         if p is None or id(p[0]) in reached:
             continue
         node = p[0]
-        reached.add(id(node))
-        for k, a in enumerate(node.inputs):
-            if isinstance(a, Tensor):
-                consumers.setdefault(id(a), []).append((node, k))
-                stack.append(a)
-    # 2. Of those, the nodes that depend on a source: forwards from the sources.
-    connected = set()
-    relevant = {}
-    queue = []
-    for s in sources:
-        if is_differentiable_dtype(s.dtype) and id(s) not in connected:
-            connected.add(id(s))
-            queue.append(s)
-    while queue:
-        t = queue.pop()
-        for node, _ in consumers.get(id(t), ()):
-            if id(node) in relevant or node.prim.nondiff:  # nondiff outputs are constants
-                continue
-            relevant[id(node)] = node
-            for o in node.outputs:
-                if id(o) not in connected and id(o) not in stop_ids \
-                        and is_differentiable_dtype(o.dtype):
-                    connected.add(id(o))
-                    queue.append(o)
-    # 3. Pending counts: edges from each relevant node to its relevant consumers.
-    pending = dict.fromkeys(relevant, 0)
-    for node in relevant.values():
+        reached[id(node)] = node
         for a in node.inputs:
-            if isinstance(a, Tensor) and id(a) in connected:
-                p = producer(a)
-                if p is not None and id(p[0]) in pending:
-                    pending[id(p[0])] += 1
-    # 4. Walk the ready queue.
+            if isinstance(a, Tensor):
+                stack.append(a)
+    # 2. Of those, in topological order, the nodes that depend on a source.
+    connected = {id(s) for s in sources if is_differentiable_dtype(s.dtype)}
+    relevant = []
+    for node in sorted(reached.values(), key=_seq):
+        if node.prim.nondiff:
+            continue
+        for a in node.inputs:
+            if id(a) in connected:
+                break
+        else:
+            continue
+        relevant.append(node)
+        for o in node.outputs:
+            if o._dtype_kind() in "fc" and not (stop_ids and id(o) in stop_ids):
+                connected.add(id(o))
+    # 3. Reverse pass.
     grads = {}
     for y, gy in zip(targets, target_grads):
         if id(y) in connected:
             grads.setdefault(id(y), []).append(_ones_like(y) if gy is None else gy)
     source_ids = {id(s) for s in sources}
-    ready = [n for k, n in relevant.items() if pending[k] == 0]
-    while ready:
-        node = ready.pop()
+    for node in reversed(relevant):
         out_grads = []
+        live = False
         for o in node.outputs:
-            g = None
-            if id(o) not in stop_ids or id(o) in source_ids:
-                g = _aggregate(grads, o, aggregation_method, keep=id(o) in source_ids)
-            out_grads.append(None if id(o) in stop_ids else g)
-        needs = [isinstance(a, Tensor) and id(a) in connected for a in node.inputs]
-        if any(g is not None for g in out_grads):
-            in_grads = _call_vjp(node, out_grads, needs)
-            for k, (a, g) in enumerate(zip(node.inputs, in_grads)):
-                if g is None or not needs[k]:
-                    continue
-                _check_shape(node, k, a, g)
-                _accumulate(grads, a, g)
-        for a, need in zip(node.inputs, needs):
-            if need:
-                p = producer(a)
-                if p is not None and id(p[0]) in pending:
-                    pending[id(p[0])] -= 1
-                    if pending[id(p[0])] == 0:
-                        ready.append(p[0])
+            oid = id(o)
+            if stop_ids and oid in stop_ids and oid not in source_ids:
+                g = None
+            else:
+                g = _aggregate(grads, o, aggregation_method, keep=oid in source_ids)
+                if stop_ids and oid in stop_ids:
+                    g = None
+            out_grads.append(g)
+            live = live or g is not None
+        if not live:
+            continue
+        inputs = node.inputs
+        needs = [isinstance(a, Tensor) and id(a) in connected for a in inputs]
+        in_grads = _call_vjp(node, out_grads, needs)
+        for k, g in enumerate(in_grads):
+            if g is None or not needs[k]:
+                continue
+            a = inputs[k]
+            _check_shape(node, k, a, g)
+            _accumulate(grads, a, g)
     results = []
     for s in sources:
         g = _aggregate(grads, s, aggregation_method, keep=True) if id(s) in connected else None
@@ -142,6 +130,10 @@ def backprop(targets, target_grads, sources, producer, *, stop=(), aggregation_m
             g = bind(get("zeros_like"), (s,), {})
         results.append(g)
     return results
+
+
+def _seq(node):
+    return node.seq
 
 
 def _call_vjp(node, out_grads, needs):
@@ -171,8 +163,8 @@ def _call_vjp(node, out_grads, needs):
 
 
 def _check_shape(node, k, a, g):
-    a_shape, g_shape = shape_of(a), shape_of(g)
-    if a_shape is None or g_shape is None or a_shape == g_shape:
+    a_shape, g_shape = a.shape, shape_of(g)
+    if a_shape == g_shape or a_shape is None or g_shape is None:
         return
     if len(a_shape) == len(g_shape) and all(
             x is None or y is None or x == y for x, y in zip(a_shape, g_shape)):

@@ -40,6 +40,10 @@ class Tensor:
         v = self._value
         return v.dtype if v is not None else self._dtype
 
+    def _dtype_kind(self):
+        v = self._value
+        return v.dtype.kind if v is not None else self._dtype.kind
+
     @property
     def ndim(self):
         shape = self.shape
