@@ -26,7 +26,9 @@ from .ops.reduction import sum as reduce_sum
 from .ops.shape import concatenate, expand_dims, reshape, squeeze, stack, transpose
 from .second_order import hessian, hessian_vector_product, hvp, make_hvp
 from .transforms import grad, jacfwd, jacobian, jacrev, jvp, linearize, value_and_grad, vjp
+from .operators import GaussNewtonOperator, HessianOperator
 from . import numpy  # noqa: E402,F401 - the numpy-compatible namespace
+from . import scipy, testing  # noqa: E402,F401
 
 __version__ = "0.1.0"
 

@@ -40,8 +40,8 @@ def hessian_vector_product(ys, xs, v):
     ...     x = hg.placeholder("float64", (2,))
     ...     y = 0.5 * hg.reduce_sum(x * hg.matmul(A, x))
     ...     (hv,) = hg.hessian_vector_product(y, [x], [hg.constant([1.0, 1.0])])
-    >>> g.run(hv, {x: [0.5, -1.0]})  # (A + A^T) v / 2 * 2 ... i.e. (A + A^T) / 2 @ 2v / 2
-    array([3., 5.])
+    >>> g.run(hv, {x: [0.5, -1.0]})  # the Hessian of x^T A x / 2 is (A + A^T) / 2
+    array([2., 4.])
     """
     xs = flatten(xs)
     v = flatten(v)

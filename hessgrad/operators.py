@@ -1,0 +1,118 @@
+"""Matrix-free Hessian operators: ``shape``, ``dtype``, ``matvec``, ``matmat`` at a fixed point.
+
+They are the duck-typed operators that ``solvers`` and ``scipy.sparse.linalg`` accept.
+"""
+
+import numpy as np
+
+from .engine.tensor import Tensor
+from .second_order import make_hvp
+from .transforms import jvp, vjp
+
+
+class HessianOperator:
+    """The Hessian of scalar ``f`` at ``x`` as a linear operator on flat vectors.
+
+    The Hessian-vector product is traced once (forward-over-reverse by default) with ``x``
+    folded in as a constant, so each ``matvec`` re-runs only the part that depends on ``v``.
+
+    Args:
+        f: scalar function of one array argument (extra ``args`` are held fixed).
+        x: the point (any shape; the operator acts on ``x.size``-vectors).
+        args: further positional arguments of ``f``, held fixed.
+        mode: HVP strategy, see :func:`hessgrad.hvp`.
+
+    >>> import hessgrad as hg
+    >>> import hessgrad.numpy as hnp
+    >>> H = hg.HessianOperator(lambda x: hnp.sum(x ** 3), np.array([1.0, 2.0]))
+    >>> H.shape, H @ np.array([1.0, 1.0])
+    ((2, 2), array([ 6., 12.]))
+    """
+
+    def __init__(self, f, x, args=(), mode="fwd-rev"):
+        x = x.numpy() if isinstance(x, Tensor) else np.asarray(x)
+        if x.dtype.kind not in "fc":
+            x = x.astype(np.float64)
+        self.x = x
+        self.shape = (x.size, x.size)
+        self.dtype = x.dtype
+        self.nmatvec = 0
+        self._hvp = make_hvp(lambda z, *rest: f(z, *rest), 0, mode)(x, *args)
+
+    def matvec(self, v):
+        v = np.asarray(v, dtype=self.dtype)
+        if v.size != self.x.size:
+            raise ValueError(f"HessianOperator.matvec: vector has {v.size} entries, the "
+                             f"operator has shape {self.shape}")
+        self.nmatvec += 1
+        out = np.asarray(self._hvp(v.reshape(self.x.shape))).reshape(-1)
+        return out.reshape(v.shape) if v.ndim == 2 else out
+
+    def rmatvec(self, v):
+        return self.matvec(v)  # a Hessian is symmetric
+
+    def matmat(self, V):
+        V = np.asarray(V, dtype=self.dtype)
+        if V.ndim != 2 or V.shape[0] != self.shape[1]:
+            raise ValueError(f"HessianOperator.matmat: matrix has shape {V.shape}, expected "
+                             f"({self.shape[1]}, k)")
+        return np.column_stack([self.matvec(V[:, j]) for j in range(V.shape[1])]) \
+            if V.shape[1] else np.zeros((self.shape[0], 0), self.dtype)
+
+    def __matmul__(self, other):
+        other = np.asarray(other)
+        return self.matvec(other) if other.ndim == 1 else self.matmat(other)
+
+    def to_dense(self):
+        """The full matrix, one product per column."""
+        return self.matmat(np.eye(self.shape[0], dtype=self.dtype))
+
+    def aslinearoperator(self):
+        """This operator as a ``scipy.sparse.linalg.LinearOperator``."""
+        from scipy.sparse.linalg import LinearOperator
+
+        return LinearOperator(self.shape, matvec=self.matvec, rmatvec=self.rmatvec,
+                              matmat=self.matmat, dtype=self.dtype)
+
+
+class GaussNewtonOperator:
+    """Generalized Gauss-Newton ``J^T H_loss J`` of ``loss(model(x))`` at ``x``.
+
+    Each product is one JVP through ``model``, one Hessian-vector product of ``loss`` at the
+    model output (usually cheap), and one VJP through ``model``. It is positive semidefinite
+    whenever ``loss`` is convex, which makes it a safe curvature model for Newton-CG.
+
+    >>> import hessgrad as hg
+    >>> import hessgrad.numpy as hnp
+    >>> A = np.array([[1.0, 2.0], [3.0, 4.0], [0.0, 1.0]])
+    >>> G = hg.GaussNewtonOperator(lambda x: hnp.matmul(A, x),
+    ...                            lambda r: 0.5 * hnp.sum(r ** 2), np.zeros(2))
+    >>> np.allclose(G.to_dense(), A.T @ A)
+    True
+    """
+
+    def __init__(self, model, loss, x):
+        from .second_order import hvp as _hvp
+
+        x = x.numpy() if isinstance(x, Tensor) else np.asarray(x, dtype=np.float64)
+        self.x = x
+        self.shape = (x.size, x.size)
+        self.dtype = x.dtype
+        self.nmatvec = 0
+        self._model = model
+        self._out, self._pullback = vjp(model, x)
+        self._loss_hvp = _hvp(loss)
+
+    def matvec(self, v):
+        v = np.asarray(v, dtype=self.dtype).reshape(self.x.shape)
+        self.nmatvec += 1
+        _, jv = jvp(self._model, (self.x,), (v,))
+        hjv = self._loss_hvp(self._out, jv)
+        (g,) = self._pullback(hjv)
+        return np.asarray(g).reshape(-1)
+
+    rmatvec = matvec
+    matmat = HessianOperator.matmat
+    __matmul__ = HessianOperator.__matmul__
+    to_dense = HessianOperator.to_dense
+    aslinearoperator = HessianOperator.aslinearoperator

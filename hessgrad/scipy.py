@@ -1,0 +1,88 @@
+"""SciPy adapters: callbacks for ``scipy.optimize.minimize`` and a ``LinearOperator``."""
+
+import numpy as np
+
+from .engine.function import function
+from .operators import HessianOperator
+from .second_order import hessian
+from .transforms import value_and_grad
+
+
+class Objective:
+    """``fun``, ``jac``, ``hess`` and ``hessp`` callables of one scalar function for SciPy.
+
+    Value and gradient at the same ``x`` come from one traced evaluation (cached), and
+    ``hessp`` reuses a Hessian operator built once per ``x``. Extra arguments that SciPy
+    passes (``args=``) are forwarded to ``f``.
+
+    >>> import hessgrad as hg
+    >>> import hessgrad.numpy as hnp
+    >>> from scipy.optimize import minimize
+    >>> obj = hg.scipy.objective(lambda x: hnp.sum((x - 3.0) ** 2))
+    >>> res = minimize(obj.fun, np.zeros(2), jac=obj.jac, hessp=obj.hessp, method="trust-ncg")
+    >>> np.round(res.x, 6)
+    array([3., 3.])
+    """
+
+    def __init__(self, f, *, trace=True):
+        self.f = f
+        self._value_and_grad = function(value_and_grad(f)) if trace else value_and_grad(f)
+        self._last = None      # (x bytes, args, value, gradient)
+        self._hess_at = None   # (x bytes, args, HessianOperator)
+        self.nfev = self.njev = self.nhev = self.nhessp = 0
+
+    def _evaluate(self, x, args):
+        x = np.asarray(x, dtype=np.float64)
+        key = (x.tobytes(), x.shape)
+        if self._last is None or self._last[0] != key or self._last[1] is not args and \
+                self._last[1] != args:
+            value, grad = self._value_and_grad(x, *args)
+            self._last = (key, args, float(value), np.array(grad, dtype=np.float64))
+            self.nfev += 1
+        return self._last
+
+    def fun(self, x, *args):
+        return self._evaluate(x, args)[2]
+
+    def jac(self, x, *args):
+        self.njev += 1
+        return self._evaluate(x, args)[3].copy()
+
+    def value_and_grad(self, x, *args):
+        _, _, value, grad = self._evaluate(x, args)
+        return value, grad.copy()
+
+    def _operator(self, x, args):
+        x = np.asarray(x, dtype=np.float64)
+        key = (x.tobytes(), x.shape)
+        if self._hess_at is None or self._hess_at[0] != key or self._hess_at[1] != args:
+            self._hess_at = (key, args, HessianOperator(self.f, x, args=args))
+        return self._hess_at[2]
+
+    def hessp(self, x, p, *args):
+        self.nhessp += 1
+        return self._operator(x, args).matvec(np.asarray(p, dtype=np.float64))
+
+    def hess(self, x, *args):
+        self.nhev += 1
+        return np.asarray(hessian(self.f)(np.asarray(x, dtype=np.float64), *args))
+
+
+def objective(f, **options):
+    """SciPy callbacks (``fun``, ``jac``, ``hess``, ``hessp``) for scalar ``f`` (see
+    :class:`Objective`)."""
+    return Objective(f, **options)
+
+
+def hessian_operator(f, x, args=()):
+    """The Hessian of ``f`` at ``x`` as a ``scipy.sparse.linalg.LinearOperator`` (``matvec``,
+    ``matmat``, ``rmatvec``) for ``eigsh``, ``cg``, ``minres``, ``gmres``.
+
+    >>> import hessgrad as hg
+    >>> import hessgrad.numpy as hnp
+    >>> from scipy.sparse.linalg import eigsh
+    >>> H = hg.scipy.hessian_operator(lambda x: hnp.sum(x ** 4), np.array([1.0, 2.0, 3.0]))
+    >>> np.round(np.sort(eigsh(H, k=2, return_eigenvectors=False)), 6)
+    array([ 48., 108.])
+    """
+    return HessianOperator(f, x, args=args).aslinearoperator()
