@@ -1,4 +1,5 @@
-"""Products: matmul (numpy semantics, 1-D and batched) and einsum (opt_einsum paths, cached)."""
+"""Products: matmul (numpy semantics, 1-D and batched) and einsum (opt_einsum paths, cached),
+and the products built from them: tensordot, dot, inner, outer, vdot, kron, cross."""
 
 import functools
 
@@ -7,7 +8,7 @@ import opt_einsum
 
 from ..engine.registry import PerInput, primitive
 from ..engine.tensor import shape_of
-from .core import sum_to, unbroadcast
+from .core import reshape, stack, sum_to, unbroadcast
 from .shape import expand_dims, getitem, swapaxes
 
 
@@ -155,3 +156,139 @@ def einsum(subscripts, *operands):
     with a cached path; differentiable in every operand."""
     inputs, out = parse_subscripts(subscripts, [shape_of(o) for o in operands])
     return _einsum(*operands, spec=",".join(inputs) + "->" + out)
+
+
+# --- products built from matmul and einsum (not primitives: their rules come for free) ----
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _ndim(x):
+    return len(shape_of(x))
+
+
+def _norm_axis(name, axis, ndim, arg):
+    axis = int(axis)
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(f"{name}: axis {axis} is out of bounds for {arg} of "
+                                      f"dimension {ndim}")
+    return axis % ndim
+
+
+def tensordot(a, b, axes=2):
+    """numpy's ``tensordot``: sum products over ``axes`` (an int N: the last N axes of ``a``
+    with the first N of ``b``; or a pair of axis sequences), as one einsum."""
+    sa, sb = shape_of(a), shape_of(b)
+    if isinstance(axes, (int, np.integer)):
+        n = int(axes)
+        if n < 0 or n > len(sa) or n > len(sb):
+            raise ValueError(f"tensordot: axes={n} is invalid for a of shape {sa} and b of "
+                             f"shape {sb}")
+        axes_a, axes_b = list(range(len(sa) - n, len(sa))), list(range(n))
+    else:
+        try:
+            axes_a, axes_b = axes
+        except (TypeError, ValueError):
+            raise ValueError(f"tensordot: axes must be an int or a pair of axis sequences, "
+                             f"got {axes!r}") from None
+        axes_a = [axes_a] if isinstance(axes_a, (int, np.integer)) else list(axes_a)
+        axes_b = [axes_b] if isinstance(axes_b, (int, np.integer)) else list(axes_b)
+        if len(axes_a) != len(axes_b):
+            raise ValueError(f"tensordot: axes {axes!r} pair {len(axes_a)} axes of a with "
+                             f"{len(axes_b)} axes of b")
+        axes_a = [_norm_axis("tensordot", x, len(sa), "a") for x in axes_a]
+        axes_b = [_norm_axis("tensordot", x, len(sb), "b") for x in axes_b]
+    if len(sa) + len(sb) > len(_LETTERS):
+        raise ValueError(f"tensordot: too many dimensions ({len(sa)} + {len(sb)})")
+    for i, j in zip(axes_a, axes_b):
+        if sa[i] != sb[j]:
+            raise ValueError(f"tensordot: shape mismatch for sum: a has shape {sa}, b has "
+                             f"shape {sb} (axis {i} of a has length {sa[i]}, axis {j} of b "
+                             f"has length {sb[j]})")
+    la = list(_LETTERS[:len(sa)])
+    lb = list(_LETTERS[len(sa):len(sa) + len(sb)])
+    for i, j in zip(axes_a, axes_b):
+        lb[j] = la[i]
+    out = [c for i, c in enumerate(la) if i not in axes_a] + \
+        [c for j, c in enumerate(lb) if j not in axes_b]
+    return einsum_explicit("".join(la) + "," + "".join(lb) + "->" + "".join(out), a, b)
+
+
+def dot(a, b):
+    """numpy's ``dot`` for every combination of dimensions: a product with a scalar, matmul
+    when either side is a vector or both are matrices, else ``a``'s last axis with ``b``'s
+    second-to-last."""
+    sa, sb = shape_of(a), shape_of(b)
+    if not sa or not sb:
+        return a * b
+    k_b = sb[0] if len(sb) == 1 else sb[-2]
+    if sa[-1] != k_b:
+        raise ValueError(f"dot: shapes {sa} and {sb} not aligned: {sa[-1]} (dim "
+                         f"{len(sa) - 1}) != {k_b} (dim {max(len(sb) - 2, 0)})")
+    if len(sa) <= 2 and len(sb) <= 2 or len(sb) == 1 or len(sa) == 1:
+        return matmul(a, b)
+    return tensordot(a, b, axes=([-1], [-2]))
+
+
+def inner(a, b):
+    """numpy's ``inner``: sum over the last axes (a product with a scalar)."""
+    sa, sb = shape_of(a), shape_of(b)
+    if not sa or not sb:
+        return a * b
+    if sa[-1] != sb[-1]:
+        raise ValueError(f"inner: last dimensions of a (shape {sa}) and b (shape {sb}) differ")
+    return tensordot(a, b, axes=([-1], [-1]))
+
+
+def outer(a, b):
+    """numpy's ``outer`` of the flattened inputs."""
+    return reshape(a, shape=(-1, 1)) * reshape(b, shape=(1, -1))
+
+
+def vdot(a, b):
+    """numpy's ``vdot`` for real arrays: the dot product of the flattened inputs."""
+    sa, sb = shape_of(a), shape_of(b)
+    if int(np.prod(sa)) != int(np.prod(sb)):
+        raise ValueError(f"vdot: a (shape {sa}) and b (shape {sb}) have different sizes")
+    return matmul(reshape(a, shape=(-1,)), reshape(b, shape=(-1,)))
+
+
+def kron(a, b):
+    """numpy's ``kron``: block ``(i, j)`` of the result is ``a[i, j] * b`` (any ndim)."""
+    sa, sb = tuple(shape_of(a)), tuple(shape_of(b))
+    nd = max(len(sa), len(sb))
+    if 2 * nd > len(_LETTERS):
+        raise ValueError(f"kron: too many dimensions ({sa} and {sb})")
+    sa, sb = (1,) * (nd - len(sa)) + sa, (1,) * (nd - len(sb)) + sb
+    la, lb = _LETTERS[:nd], _LETTERS[nd:2 * nd]
+    spec = f"{la},{lb}->" + "".join(x + y for x, y in zip(la, lb))
+    prod = einsum_explicit(spec, reshape(a, shape=sa), reshape(b, shape=sb))
+    return reshape(prod, shape=tuple(x * y for x, y in zip(sa, sb)))
+
+
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """numpy's ``cross`` for 3-vectors along ``axisa``/``axisb`` (or ``axis``), the result's
+    vector axis at ``axisc``; the other dimensions broadcast."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    sa, sb = shape_of(a), shape_of(b)
+    if not sa or not sb:
+        raise ValueError(f"cross: a (shape {sa}) and b (shape {sb}) must be at least 1-D")
+    axisa = _norm_axis("cross", axisa, len(sa), "a")
+    axisb = _norm_axis("cross", axisb, len(sb), "b")
+    if sa[axisa] != 3 or sb[axisb] != 3:
+        raise ValueError(f"cross: only 3-vectors are supported: a has shape {sa} (axisa="
+                         f"{axisa}), b has shape {sb} (axisb={axisb})")
+
+    def parts(x, ax):
+        index = (slice(None),) * ax
+        return [getitem(x, index=index + (i,)) for i in range(3)]
+
+    a0, a1, a2 = parts(a, axisa)
+    b0, b1, b2 = parts(b, axisb)
+    comps = [a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0]
+    nd = len(shape_of(comps[0])) + 1
+    return stack(*comps, axis=_norm_axis("cross", axisc, nd, "the result"))
+
+
+# Registers the factorisations (inv, solve, cholesky, eigh, qr, svd, ...) with this family.
+from . import decompositions  # noqa: E402,F401

@@ -1,0 +1,526 @@
+"""Matrix functions and decompositions: inv, solve, solve_triangular, det, slogdet, pinv,
+cholesky, eigh, eigvalsh, qr, svd, svdvals, matrix_rank.
+
+Every op works on stacks of matrices (``(..., m, n)``). Rules are written with hessgrad ops
+(the derivative of a solve is another solve, the derivative of a factorisation uses the
+factors), so second and higher derivatives come for free.
+
+Conventions for the symmetric factorisations (``cholesky``, ``eigh``, ``eigvalsh``): the
+forward reads one triangle as numpy does, but the derivative treats the input as a symmetric
+matrix: tangents are symmetrised before use and gradients are symmetric. Differentiate them
+through a symmetric parametrisation (``f((A + A.T) / 2)``) when checking against finite
+differences.
+
+Degenerate spectra: the derivatives of eigenvectors (``eigh``) and of singular vectors
+(``svd``) divide by eigenvalue / squared-singular-value gaps and are infinite or NaN when
+two of them coincide (the vectors are not differentiable there). Eigenvalues (``eigvalsh``)
+and singular values (``svdvals``) have their own ops whose first derivative stays finite.
+"""
+
+import numpy as np
+
+from ..engine.registry import primitive
+from ..engine.tensor import dtype_of, shape_of
+from .core import unbroadcast
+from .elementwise import divide, where
+from .linalg import matmul
+from .reduction import sum as reduce_sum
+from .shape import expand_dims, swapaxes
+
+LinAlgError = np.linalg.LinAlgError
+
+
+# --- shapes, checks and small helpers ------------------------------------------------------
+def _check_matrix(name, arg, shape, square=True):
+    if len(shape) < 2:
+        raise ValueError(f"{name}: {arg} has shape {tuple(shape)} but must be at least 2-D "
+                         "(a matrix or a stack of matrices)")
+    if square and shape[-1] != shape[-2]:
+        raise ValueError(f"{name}: {arg} has shape {tuple(shape)} but must be square "
+                         "(its last two dimensions must be equal)")
+
+
+def _float_dtype(x):
+    dt = np.dtype(dtype_of(x))
+    return dt if dt.kind in "fc" else np.dtype(np.float64)
+
+
+def _batch(name, a_shape, b_shape):
+    try:
+        return np.broadcast_shapes(tuple(a_shape[:-2]), tuple(b_shape[:-2]))
+    except ValueError:
+        raise ValueError(f"{name}: the stacked dimensions of a (shape {tuple(a_shape)}) and b "
+                         f"(shape {tuple(b_shape)}) do not broadcast") from None
+
+
+def _check_solve(name, a_shape, b_shape):
+    _check_matrix(name, "a", a_shape)
+    if len(b_shape) < 2 or b_shape[-2] != a_shape[-1]:
+        raise ValueError(f"{name}: a has shape {tuple(a_shape)} and b has shape "
+                         f"{tuple(b_shape)}; b must be (..., {a_shape[-1]}, k)")
+    return _batch(name, a_shape, b_shape) + tuple(b_shape[-2:])
+
+
+def _guard(name, what):
+    """Run a LAPACK call, re-raising its failure with the op's name."""
+    def run(fn, *args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except LinAlgError as exc:
+            raise LinAlgError(f"{name}: {what} ({exc})") from None
+    return run
+
+
+def _T(x):
+    return swapaxes(x, -1, -2)
+
+
+def _sym(x):
+    return (x + _T(x)) * 0.5
+
+
+def _eye(n, like):
+    return np.eye(n, dtype=_float_dtype(like))
+
+
+def _tri_mask(n, like, k=0, lower=True):
+    m = np.tril(np.ones((n, n)), k) if lower else np.triu(np.ones((n, n)), -k)
+    return m.astype(_float_dtype(like))
+
+
+def _diag_part(x):
+    """The diagonal of a stack of square matrices, ``(..., n, n) -> (..., n)``."""
+    n = shape_of(x)[-1]
+    return reduce_sum(x * _eye(n, x), axis=-1)
+
+
+def _diag_embed(v):
+    """``(..., n) -> (..., n, n)`` with ``v`` on the diagonal."""
+    n = shape_of(v)[-1]
+    return expand_dims(v, -1) * _eye(n, v)
+
+
+def _row(v):     # (..., n) -> (..., 1, n): scales the columns of a matrix
+    return expand_dims(v, -2)
+
+
+def _col(v):     # (..., n) -> (..., n, 1): scales the rows of a matrix
+    return expand_dims(v, -1)
+
+
+def _gap_inverse(w):
+    """``F[..., i, j] = 1 / (w_j - w_i)`` off the diagonal, 0 on it."""
+    n = shape_of(w)[-1]
+    off = ~np.eye(n, dtype=bool)
+    diff = _row(w) - _col(w)
+    return where(off, divide(1.0, where(off, diff, 1.0)), 0.0)
+
+
+def _add(*terms):
+    terms = [t for t in terms if t is not None]
+    out = terms[0]
+    for t in terms[1:]:
+        out = out + t
+    return out
+
+
+# --- inverse and linear solves -------------------------------------------------------------
+def _inv_forward(a):
+    _check_matrix("inv", "a", np.shape(a))
+    return _guard("inv", f"a of shape {np.shape(a)} is singular")(np.linalg.inv, a)
+
+
+def _same_shape(name, arg="a", square=True):
+    def rule(a, **params):
+        _check_matrix(name, arg, shape_of(a), square)
+        return tuple(shape_of(a)), _float_dtype(a)
+    return rule
+
+
+inv = primitive(
+    "inv", _inv_forward,
+    vjp=[lambda g, ans, a: -matmul(_T(ans), matmul(g, _T(ans)))],
+    jvp=[lambda t, ans, a: -matmul(ans, matmul(t, ans))],
+    shape_rule=_same_shape("inv"))
+
+
+def _solve_forward(a, b):
+    _check_solve("solve", np.shape(a), np.shape(b))
+    return _guard("solve", f"a of shape {np.shape(a)} is singular")(np.linalg.solve, a, b)
+
+
+def _solve_vjp(g, ans, a, b):
+    gb = solve(_T(a), g)
+    return [unbroadcast(-matmul(gb, _T(ans)), a), unbroadcast(gb, b)]
+
+
+solve = primitive(
+    "solve", _solve_forward, vjp=_solve_vjp,
+    jvp=[lambda t, ans, a, b: -solve(a, matmul(t, ans)), lambda t, ans, a, b: solve(a, t)],
+    shape_rule=lambda a, b: (_check_solve("solve", shape_of(a), shape_of(b)),
+                             np.result_type(_float_dtype(a), _float_dtype(b))))
+solve.__doc__ = """``x`` with ``a @ x = b`` for square ``a`` (..., n, n) and ``b`` (..., n, k),
+stacked dimensions broadcast. Derivatives: ``db -> solve(a, db)``,
+``da -> -solve(a, da @ x)``; the gradient of ``b`` is ``solve(a.T, g)``."""
+
+
+def _solve_triangular_forward(a, b, lower=True):
+    _check_solve("solve_triangular", np.shape(a), np.shape(b))
+    tri = np.tril(a) if lower else np.triu(a)
+    return _guard("solve_triangular", f"a of shape {np.shape(a)} is singular")(
+        np.linalg.solve, tri, b)
+
+
+def _solve_triangular_vjp(g, ans, a, b, lower=True):
+    gb = solve_triangular(_T(a), g, lower=not lower)
+    mask = _tri_mask(shape_of(a)[-1], a, lower=lower)
+    return [unbroadcast(-matmul(gb, _T(ans)) * mask, a), unbroadcast(gb, b)]
+
+
+def _solve_triangular_jvp_a(t, ans, a, b, lower=True):
+    mask = _tri_mask(shape_of(a)[-1], a, lower=lower)
+    return -solve_triangular(a, matmul(t * mask, ans), lower=lower)
+
+
+solve_triangular = primitive(
+    "solve_triangular", _solve_triangular_forward, vjp=_solve_triangular_vjp,
+    jvp=[_solve_triangular_jvp_a,
+         lambda t, ans, a, b, lower=True: solve_triangular(a, t, lower=lower)],
+    shape_rule=lambda a, b, lower=True: (
+        _check_solve("solve_triangular", shape_of(a), shape_of(b)),
+        np.result_type(_float_dtype(a), _float_dtype(b))))
+solve_triangular.__doc__ = """``x`` with ``tri(a) @ x = b`` where ``tri`` keeps the lower
+(``lower=True``) or upper triangle of ``a``; the other triangle is ignored (and gets a zero
+gradient)."""
+
+
+# --- determinants ---------------------------------------------------------------------------
+def _det_forward(a):
+    _check_matrix("det", "a", np.shape(a))
+    return np.linalg.det(a)
+
+
+def _det_like(a, **params):
+    _check_matrix("det", "a", shape_of(a))
+    return tuple(shape_of(a)[:-2]), _float_dtype(a)
+
+
+det = primitive(
+    "det", _det_forward,
+    # d det(A) = det(A) tr(A^-1 dA); undefined (inv fails) at singular A: documented.
+    vjp=[lambda g, ans, a: _col(_col(g * ans)) * _T(inv(a))],
+    jvp=[lambda t, ans, a: ans * reduce_sum(_T(inv(a)) * t, axis=(-2, -1))],
+    shape_rule=_det_like)
+
+
+def _slogdet_forward(a):
+    _check_matrix("slogdet", "a", np.shape(a))
+    sign, logabsdet = np.linalg.slogdet(a)
+    return np.asarray(sign), np.asarray(logabsdet)
+
+
+def _slogdet_vjp(g, ans, a):
+    g_log = g[1]
+    if g_log is None:
+        return None
+    return _col(_col(g_log)) * _T(inv(a))
+
+
+def _slogdet_jvp(t, ans, a):
+    # The sign is piecewise constant: its tangent is zero (None).
+    return (None, reduce_sum(_T(inv(a)) * t, axis=(-2, -1)))
+
+
+slogdet = primitive(
+    "slogdet", _slogdet_forward, vjp=[_slogdet_vjp], jvp=[_slogdet_jvp],
+    multiple_results=True, none_grads_ok=True,
+    shape_rule=lambda a: [_det_like(a)] * 2)
+
+
+# --- pseudo-inverse ------------------------------------------------------------------------
+def _pinv_forward(a, rcond=1e-15):
+    _check_matrix("pinv", "a", np.shape(a), square=False)
+    return np.linalg.pinv(a, rcond=rcond)
+
+
+def _pinv_vjp(g, ans, a, rcond=1e-15):
+    # dX = -X dA X + X X^T dA^T (I - A X) + (I - X A) dA^T X^T X for X = pinv(A) of constant
+    # rank; its adjoint, with (I - A X) G^T written as G^T - A (X G^T) to avoid identities.
+    x, gt = ans, _T(g)
+    left = gt - matmul(a, matmul(x, gt))          # (I - A X) G^T
+    right = gt - matmul(matmul(gt, x), a)         # G^T (I - X A)
+    return -matmul(_T(x), matmul(g, _T(x))) + matmul(left, matmul(x, _T(x))) \
+        + matmul(matmul(_T(x), x), right)
+
+
+def _pinv_jvp(t, ans, a, rcond=1e-15):
+    x, tt = ans, _T(t)
+    return -matmul(x, matmul(t, x)) \
+        + matmul(matmul(x, _T(x)), tt - matmul(matmul(tt, a), x)) \
+        + matmul(tt - matmul(x, matmul(a, tt)), matmul(_T(x), x))
+
+
+def _pinv_shape(a, rcond=1e-15):
+    s = shape_of(a)
+    _check_matrix("pinv", "a", s, square=False)
+    return tuple(s[:-2]) + (s[-1], s[-2]), _float_dtype(a)
+
+
+pinv = primitive("pinv", _pinv_forward, vjp=[_pinv_vjp], jvp=[_pinv_jvp],
+                 shape_rule=_pinv_shape)
+pinv.__doc__ = """Moore-Penrose pseudo-inverse (singular values below ``rcond * s_max`` are
+treated as zero). Differentiable where the rank is locally constant (e.g. full rank)."""
+
+
+def _matrix_rank_forward(a, tol=None):
+    _check_matrix("matrix_rank", "a", np.shape(a), square=False)
+    return np.asarray(np.linalg.matrix_rank(a, tol=tol))
+
+
+matrix_rank = primitive(
+    "matrix_rank", _matrix_rank_forward, nondiff=True,
+    shape_rule=lambda a, tol=None: (tuple(shape_of(a)[:-2]), np.dtype(np.int64)))
+
+
+# --- Cholesky ------------------------------------------------------------------------------
+def _cholesky_forward(a):
+    _check_matrix("cholesky", "a", np.shape(a))
+    return _guard("cholesky", f"a of shape {np.shape(a)} is not positive definite")(
+        np.linalg.cholesky, a)
+
+
+def _phi(x):
+    """The lower triangle of ``x`` with its diagonal halved."""
+    n = shape_of(x)[-1]
+    return x * (_tri_mask(n, x, -1) + 0.5 * _eye(n, x))
+
+
+def _l_inv_sym_l_inv_t(l, s):
+    """``L^-1 S L^-T`` for symmetric ``S``."""
+    y = solve_triangular(l, s, lower=True)                   # L^-1 S
+    return _T(solve_triangular(l, _T(y), lower=True))        # (L^-1 (L^-1 S)^T)^T
+
+
+def _cholesky_vjp(g, ans, a):
+    p = _phi(matmul(_T(ans), g))
+    z = solve_triangular(_T(ans), p, lower=False)            # L^-T P
+    s = _T(solve_triangular(_T(ans), _T(z), lower=False))    # L^-T P L^-1
+    return _sym(s)
+
+
+cholesky = primitive(
+    "cholesky", _cholesky_forward, vjp=[_cholesky_vjp],
+    jvp=[lambda t, ans, a: matmul(ans, _phi(_l_inv_sym_l_inv_t(ans, _sym(t))))],
+    shape_rule=_same_shape("cholesky"))
+cholesky.__doc__ = """Lower Cholesky factor ``L`` of a symmetric positive definite ``a``
+(``a = L L^T``). Derivative ``dL = L Phi(L^-1 sym(dA) L^-T)``, Phi = lower triangle with
+halved diagonal."""
+
+
+# --- symmetric eigendecomposition -------------------------------------------------------------
+def _eigh_forward(a):
+    _check_matrix("eigh", "a", np.shape(a))
+    w, v = _guard("eigh", "eigenvalues did not converge")(np.linalg.eigh, a)
+    return w, v
+
+
+def _eig_shapes(name):
+    def rule(a):
+        s = shape_of(a)
+        _check_matrix(name, "a", s)
+        dt = _float_dtype(a)
+        return [(tuple(s[:-1]), dt), (tuple(s), dt)]
+    return rule
+
+
+def _eigh_vjp(g, ans, a):
+    gw, gv = g
+    w, v = ans
+    inner = []
+    if gw is not None:
+        inner.append(_diag_embed(gw))
+    if gv is not None:
+        inner.append(_gap_inverse(w) * matmul(_T(v), gv))
+    if not inner:
+        return None
+    return _sym(matmul(v, matmul(_add(*inner), _T(v))))
+
+
+def _eigh_jvp(t, ans, a):
+    w, v = ans
+    p = matmul(_T(v), matmul(_sym(t), v))
+    return (_diag_part(p), matmul(v, _gap_inverse(w) * p))
+
+
+eigh = primitive("eigh", _eigh_forward, vjp=[_eigh_vjp], jvp=[_eigh_jvp],
+                 multiple_results=True, none_grads_ok=True, shape_rule=_eig_shapes("eigh"))
+eigh.__doc__ = """Eigenvalues (ascending) and eigenvectors (columns) of symmetric ``a``
+(lower triangle read). ``dw = diag(V^T dA V)``, ``dV = V (F * (V^T dA V))`` with
+``F_ij = 1 / (w_j - w_i)``: eigenvector derivatives need distinct eigenvalues."""
+
+
+def _eigvalsh_forward(a):
+    _check_matrix("eigvalsh", "a", np.shape(a))
+    return _guard("eigvalsh", "eigenvalues did not converge")(np.linalg.eigvalsh, a)
+
+
+def _eigvalsh_vjp(g, ans, a):
+    v = eigh(a)[1]
+    return matmul(v * _row(g), _T(v))
+
+
+def _eigvalsh_jvp(t, ans, a):
+    v = eigh(a)[1]
+    return _diag_part(matmul(_T(v), matmul(_sym(t), v)))
+
+
+eigvalsh = primitive("eigvalsh", _eigvalsh_forward, vjp=[_eigvalsh_vjp], jvp=[_eigvalsh_jvp],
+                     shape_rule=lambda a: _eig_shapes("eigvalsh")(a)[0])
+
+
+# --- QR ------------------------------------------------------------------------------------
+def _qr_forward(a):
+    _check_matrix("qr", "a", np.shape(a), square=False)
+    q, r = np.linalg.qr(a, mode="reduced")
+    return q, r
+
+
+def _qr_shapes(a):
+    s = shape_of(a)
+    _check_matrix("qr", "a", s, square=False)
+    m, n = s[-2:]
+    k = min(m, n)
+    dt = _float_dtype(a)
+    return [(tuple(s[:-2]) + (m, k), dt), (tuple(s[:-2]) + (k, n), dt)]
+
+
+def _qr_check_tall(a):
+    m, n = shape_of(a)[-2:]
+    if m < n:
+        raise NotImplementedError(f"qr: derivatives are implemented for square and tall a "
+                                  f"(m >= n); a has shape {tuple(shape_of(a))}")
+
+
+def _right_r_inv(x, r):
+    """``x R^-1`` for upper triangular ``R``."""
+    return _T(solve_triangular(_T(r), _T(x), lower=True))
+
+
+def _qr_vjp(g, ans, a):
+    _qr_check_tall(a)
+    gq, gr = g
+    q, r = ans
+    if gq is None and gr is None:
+        return None
+    m_terms = []
+    if gr is not None:
+        m_terms.append(matmul(r, _T(gr)))
+    if gq is not None:
+        m_terms.append(-matmul(_T(gq), q))
+    mm = _add(*m_terms)
+    n = shape_of(r)[-1]
+    low = mm * _tri_mask(n, mm, -1)
+    copyltu = low + _T(low) + mm * _eye(n, mm)            # symmetric, from the lower triangle
+    b = matmul(q, copyltu) if gq is None else gq + matmul(q, copyltu)
+    # b R^-T: solve R y^T = b^T
+    return _T(solve_triangular(r, _T(b), lower=False))
+
+
+def _qr_jvp(t, ans, a):
+    _qr_check_tall(a)
+    q, r = ans
+    b = _right_r_inv(t, r)                                # dA R^-1
+    x = matmul(_T(q), b)                                  # Q^T dA R^-1
+    n = shape_of(r)[-1]
+    low = x * _tri_mask(n, x, -1)
+    upper = x - low + _T(low)                             # X - Omega, upper triangular
+    return (b - matmul(q, upper), matmul(upper, r))
+
+
+qr = primitive("qr", _qr_forward, vjp=[_qr_vjp], jvp=[_qr_jvp], multiple_results=True,
+               none_grads_ok=True, shape_rule=_qr_shapes)
+qr.__doc__ = """Reduced QR factorisation ``a = Q R`` (Q: (..., m, k), R: (..., k, n),
+k = min(m, n)); derivatives for m >= n and full column rank."""
+
+
+# --- SVD -----------------------------------------------------------------------------------
+def _svd_forward(a):
+    _check_matrix("svd", "a", np.shape(a), square=False)
+    u, s, vh = _guard("svd", "did not converge")(np.linalg.svd, a, full_matrices=False)
+    return u, s, vh
+
+
+def _svd_shapes(a):
+    s = shape_of(a)
+    _check_matrix("svd", "a", s, square=False)
+    m, n = s[-2:]
+    k = min(m, n)
+    lead, dt = tuple(s[:-2]), _float_dtype(a)
+    return [(lead + (m, k), dt), (lead + (k,), dt), (lead + (k, n), dt)]
+
+
+def _svd_vjp(g, ans, a):
+    gu, gs, gvh = g
+    u, s, vh = ans
+    v = _T(vh)
+    inner, outer = [], []
+    if gs is not None:
+        inner.append(_diag_embed(gs))
+    if gu is not None or gvh is not None:
+        f = _gap_inverse(s * s)                          # 1 / (s_j^2 - s_i^2)
+    if gu is not None:
+        utgu = matmul(_T(u), gu)
+        inner.append((f * (utgu - _T(utgu))) * _row(s))
+        # (I - U U^T) gU S^-1 V^T
+        outer.append(matmul((gu - matmul(u, utgu)) / _row(s), vh))
+    if gvh is not None:
+        gv = _T(gvh)
+        vtgv = matmul(vh, gv)
+        inner.append(_col(s) * (f * (vtgv - _T(vtgv))))
+        # U S^-1 gV^T (I - V V^T)
+        outer.append(matmul(u, _T((gv - matmul(v, vtgv)) / _row(s))))
+    if not inner:
+        return None
+    return _add(matmul(u, matmul(_add(*inner), vh)), *outer)
+
+
+def _svd_jvp(t, ans, a):
+    u, s, vh = ans
+    v = _T(vh)
+    dp = matmul(_T(u), matmul(t, v))                     # U^T dA V
+    f = _gap_inverse(s * s)
+    ds = _diag_part(dp)
+    dps, sdp = dp * _row(s), _col(s) * dp
+    du = matmul(u, f * (dps + _T(dps))) + (matmul(t, v) - matmul(u, dp)) / _row(s)
+    dv = matmul(v, f * (sdp + _T(sdp))) + \
+        (matmul(_T(t), u) - matmul(v, _T(dp))) / _row(s)
+    return (du, ds, _T(dv))
+
+
+svd = primitive("svd", _svd_forward, vjp=[_svd_vjp], jvp=[_svd_jvp], multiple_results=True,
+                none_grads_ok=True, shape_rule=_svd_shapes)
+svd.__doc__ = """Thin SVD ``a = U diag(s) Vh`` (``full_matrices=False``); singular vector
+derivatives need distinct, nonzero singular values."""
+
+
+def _svdvals_forward(a):
+    _check_matrix("svdvals", "a", np.shape(a), square=False)
+    return _guard("svdvals", "did not converge")(np.linalg.svd, a, compute_uv=False)
+
+
+def _svdvals_vjp(g, ans, a):
+    u, _, vh = svd(a)
+    return matmul(u * _row(g), vh)
+
+
+def _svdvals_jvp(t, ans, a):
+    u, _, vh = svd(a)
+    return _diag_part(matmul(_T(u), matmul(t, _T(vh))))
+
+
+svdvals = primitive("svdvals", _svdvals_forward, vjp=[_svdvals_vjp], jvp=[_svdvals_jvp],
+                    shape_rule=lambda a: _svd_shapes(a)[1])
+
+
+__all__ = ["inv", "solve", "solve_triangular", "det", "slogdet", "pinv", "matrix_rank",
+           "cholesky", "eigh", "eigvalsh", "qr", "svd", "svdvals", "LinAlgError"]
