@@ -1,0 +1,123 @@
+"""Hessian-vector products and Hessians against SciPy's analytic Rosenbrock oracles; every
+HVP strategy agrees with every other."""
+
+import numpy as np
+import pytest
+from scipy.optimize import rosen_hess, rosen_hess_prod
+
+import hessgrad as hg
+import hessgrad.numpy as hnp
+
+
+def rosenbrock(x):
+    return hnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+
+
+def logistic(w, X, y, lam):
+    margins = -y * hnp.matmul(X, w)
+    return hnp.mean(hnp.logaddexp(0.0, margins)) + 0.5 * lam * hnp.sum(w * w)
+
+
+def logistic_hessian(w, X, y, lam):
+    p = 1 / (1 + np.exp(-(X @ w)))
+    return X.T @ (X * (p * (1 - p))[:, None]) / len(y) + lam * np.eye(len(w))
+
+
+@pytest.mark.parametrize("mode", hg.second_order.MODES)
+@pytest.mark.parametrize("n", [2, 10, 500])
+def test_hvp_matches_rosen_hess_prod(mode, n):
+    rng = np.random.default_rng(n)
+    x, v = rng.standard_normal(n), rng.standard_normal(n)
+    hv = hg.hvp(rosenbrock, mode=mode)(x, v)
+    np.testing.assert_allclose(hv, rosen_hess_prod(x, v), rtol=1e-10, atol=1e-10)
+
+
+def test_all_hvp_strategies_agree_on_logistic_regression():
+    rng = np.random.default_rng(3)
+    X, y = rng.standard_normal((50, 6)), np.sign(rng.standard_normal(50))
+    w, v = rng.standard_normal(6), rng.standard_normal(6)
+    exact = logistic_hessian(w, X, y, 0.1) @ v
+    results = {mode: hg.hvp(logistic, mode=mode)(w, X, y, 0.1, v) for mode in hg.second_order.MODES}
+    results["make_hvp"] = hg.make_hvp(logistic)(w, X, y, 0.1)(v)
+    results["operator"] = hg.HessianOperator(logistic, w, args=(X, y, 0.1)).matvec(v)
+    results["graph"] = _graph_hvp(w, v, X, y)
+    for name, hv in results.items():
+        np.testing.assert_allclose(hv, exact, rtol=1e-10, err_msg=name)
+
+
+def _graph_hvp(w, v, X, y):
+    with hg.Graph().as_default() as g:
+        wp = hg.placeholder("float64", w.shape)
+        (hv,) = hg.hessian_vector_product(logistic(wp, X, y, 0.1), [wp], [hg.constant(v)])
+    return g.run(hv, {wp: w})
+
+
+def test_hessian_vector_product_errors_and_quadratic():
+    A = np.array([[2.0, 1.0, 0.0], [0.5, 3.0, 1.0], [0.0, 0.0, 1.0]])
+    with hg.Graph().as_default() as g:
+        x = hg.placeholder("float64", (3,))
+        y = 0.5 * hg.reduce_sum(x * hg.matmul(A, x))
+        with pytest.raises(ValueError, match="same length"):
+            hg.hessian_vector_product(y, [x], [])
+        v = np.array([1.0, -2.0, 0.5])
+        (hv,) = hg.hessian_vector_product(y, [x], [hg.constant(v)])
+    np.testing.assert_allclose(g.run(hv, {x: np.ones(3)}), (A + A.T) / 2 @ v)
+
+
+@pytest.mark.parametrize("n", [2, 30])
+def test_hessian_matches_rosen_hess(n):
+    x = np.random.default_rng(n).standard_normal(n)
+    H = hg.hessian(rosenbrock)(x)
+    np.testing.assert_allclose(H, rosen_hess(x), rtol=1e-10, atol=1e-10)
+
+
+def test_hessian_blocks_and_tensor_inputs():
+    def f(a, b):
+        return hnp.sum(a * a * b) + hnp.sum(b ** 3)
+
+    a, b = np.array([1.0, 2.0]), np.array([3.0, -1.0])
+    (Haa, Hab), (Hba, Hbb) = hg.hessian(f, argnums=(0, 1))(a, b)
+    np.testing.assert_allclose(Haa, np.diag(2 * b))
+    np.testing.assert_allclose(Hab, np.diag(2 * a))
+    np.testing.assert_allclose(Hba, Hab.T)
+    np.testing.assert_allclose(Hbb, np.diag(6 * b))
+    Ht = hg.hessian(lambda x: hnp.sum(x ** 4))(hg.constant([1.0, 2.0]))
+    assert isinstance(Ht, hg.Tensor)
+    np.testing.assert_allclose(Ht.numpy(), np.diag([12.0, 48.0]))
+
+
+def test_hessian_of_matrix_argument_has_doubled_shape():
+    W = np.random.default_rng(0).standard_normal((2, 3))
+    H = hg.hessian(lambda w: hnp.sum(hnp.tanh(w) ** 2))(W)
+    assert H.shape == (2, 3, 2, 3)
+    np.testing.assert_allclose(H.reshape(6, 6), H.reshape(6, 6).T, atol=1e-14)
+
+
+def test_hvp_on_nested_parameters():
+    def loss(params):
+        return hnp.sum(params["w"] ** 2 * params["b"][0]) + params["b"][0] ** 3
+
+    params = {"w": np.array([1.0, 2.0]), "b": [np.array(3.0)]}
+    v = {"w": np.array([1.0, 0.0]), "b": [np.array(1.0)]}
+    hv = hg.hvp(loss)(params, v)
+    # d2/dw2 = 2b I, d2/dwdb = 2w, d2/db2 = 6b
+    np.testing.assert_allclose(hv["w"], [2 * 3.0 * 1.0 + 2 * 1.0, 2 * 2.0])
+    np.testing.assert_allclose(hv["b"][0], 2 * 1.0 * 1.0 + 6 * 3.0)
+
+
+def test_logistic_hessian_exact():
+    rng = np.random.default_rng(7)
+    X, y = rng.standard_normal((40, 5)), np.sign(rng.standard_normal(40))
+    w = rng.standard_normal(5)
+    H = hg.hessian(logistic)(w, X, y, 0.01)
+    np.testing.assert_allclose(H, logistic_hessian(w, X, y, 0.01), rtol=1e-10)
+
+
+def test_gauss_newton_operator_for_least_squares():
+    rng = np.random.default_rng(2)
+    A = rng.standard_normal((6, 3))
+    model = lambda x: hnp.tanh(hnp.matmul(A, x))  # noqa: E731
+    x = rng.standard_normal(3)
+    G = hg.GaussNewtonOperator(model, lambda r: 0.5 * hnp.sum(r ** 2), x)
+    J = hg.jacrev(model)(x)
+    np.testing.assert_allclose(G.to_dense(), J.T @ J, rtol=1e-10)

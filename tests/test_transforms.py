@@ -1,0 +1,100 @@
+"""The functional API: grad, value_and_grad, vjp, jvp, linearize, jacrev, jacfwd."""
+
+import numpy as np
+import pytest
+from scipy.optimize import rosen, rosen_der
+
+import hessgrad as hg
+import hessgrad.numpy as hnp
+
+
+def rosenbrock(x):
+    return hnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+
+
+@pytest.mark.parametrize("n", [2, 10, 1000])
+def test_grad_matches_scipy_rosen_der(n):
+    x = np.random.default_rng(n).standard_normal(n)
+    value, g = hg.value_and_grad(rosenbrock)(x)
+    assert isinstance(g, np.ndarray)
+    np.testing.assert_allclose(value, rosen(x), rtol=1e-13)
+    np.testing.assert_allclose(g, rosen_der(x), rtol=1e-12, atol=1e-12)
+
+
+def test_grad_argnums_has_aux_and_structures():
+    def f(w, b, data):
+        x, y = data
+        pred = hnp.matmul(x, w["W"]) + b
+        loss = hnp.mean((pred - y) ** 2)
+        return loss, pred
+
+    rng = np.random.default_rng(0)
+    w = {"W": rng.standard_normal((3, 2))}
+    b = rng.standard_normal(2)
+    data = (rng.standard_normal((5, 3)), rng.standard_normal((5, 2)))
+    (gw, gb), pred = hg.grad(f, argnums=(0, 1), has_aux=True)(w, b, data)
+    assert set(gw) == {"W"} and gw["W"].shape == (3, 2) and gb.shape == (2,)
+    resid = data[0] @ w["W"] + b - data[1]
+    np.testing.assert_allclose(gw["W"], data[0].T @ resid * 2 / resid.size)
+    np.testing.assert_allclose(gb, resid.sum(0) * 2 / resid.size)
+    np.testing.assert_allclose(pred, data[0] @ w["W"] + b)
+
+
+def test_grad_errors():
+    with pytest.raises(TypeError, match="scalar-output"):
+        hg.grad(lambda x: x * 2.0)(np.ones(3))
+    with pytest.raises(TypeError, match="real- or complex"):
+        hg.grad(lambda x: hnp.sum(x * 2.0))(np.array([1, 2]))
+    with pytest.raises(ValueError, match="argnums"):
+        hg.grad(lambda x: x, argnums=3)(1.0)
+
+
+def test_grad_of_constant_function_is_zero():
+    np.testing.assert_array_equal(hg.grad(lambda x: 3.0)(np.ones(2)), [0.0, 0.0])
+
+
+def test_nested_grad_returns_tensors_and_third_derivative():
+    f = lambda x: hg.sin(x) * x  # noqa: E731
+    d3 = hg.grad(hg.grad(hg.grad(f)))
+    x = 0.7
+    expected = -3 * np.sin(x) - x * np.cos(x)
+    np.testing.assert_allclose(d3(x), expected, rtol=1e-12)
+
+
+def test_same_tensor_for_two_arguments_gives_separate_gradients():
+    x = hg.constant(2.0)
+    gx, gy = hg.grad(lambda a, b: a * b * b, argnums=(0, 1))(x, x)
+    assert float(gx) == 4.0 and float(gy) == 8.0
+
+
+def test_vjp_jvp_linearize_and_jacobians_agree():
+    def f(x):
+        return hnp.tanh(hnp.matmul(A, x)) * x[0]
+
+    rng = np.random.default_rng(1)
+    A = rng.standard_normal((4, 3))
+    x = rng.standard_normal(3)
+    J = hg.jacrev(f)(x)
+    assert J.shape == (4, 3)
+    np.testing.assert_allclose(hg.jacfwd(f)(x), J, rtol=1e-12, atol=1e-14)
+    v, u = rng.standard_normal(3), rng.standard_normal(4)
+    y, tangent = hg.jvp(f, (x,), (v,))
+    np.testing.assert_allclose(tangent, J @ v, rtol=1e-12)
+    y2, pullback = hg.vjp(f, x)
+    np.testing.assert_allclose(pullback(u)[0], u @ J, rtol=1e-12)
+    np.testing.assert_allclose(y, y2)
+    _, f_jvp = hg.linearize(f, x)
+    np.testing.assert_allclose(f_jvp(v), J @ v, rtol=1e-12)
+
+
+def test_functional_api_inside_function():
+    g = hg.function(hg.grad(rosenbrock))
+    x = np.linspace(-1, 1, 7)
+    np.testing.assert_allclose(g(x), rosen_der(x), rtol=1e-12)
+    np.testing.assert_allclose(g(x + 1), rosen_der(x + 1), rtol=1e-12)
+
+
+def test_variables_through_the_functional_api():
+    w = hg.Variable([1.0, 2.0])
+    g = hg.grad(lambda x: hnp.sum(x * w * w))(np.array([3.0, 4.0]))
+    np.testing.assert_allclose(g, [1.0, 4.0])
