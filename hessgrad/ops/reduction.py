@@ -5,9 +5,10 @@ import builtins
 import numpy as np
 
 from ..engine.registry import primitive
-from ..engine.tensor import shape_of
-from .core import broadcast_to, reshape
-from .elementwise import equal, exp
+from ..engine.tensor import dtype_of, shape_of
+from .core import broadcast_to, cast, getitem, ones_like, reshape
+from .elementwise import equal, exp, logical_not, not_equal, sqrt, where
+from .shape import concatenate, transpose
 
 
 def _axes(axis, ndim):
@@ -17,7 +18,7 @@ def _axes(axis, ndim):
     out = []
     for a in axes:
         a = int(a)
-        if not -ndim <= a < builtins.max(ndim, 1):
+        if not -builtins.max(ndim, 1) <= a < builtins.max(ndim, 1):
             raise np.exceptions.AxisError(f"axis {a} is out of bounds for array of dimension "
                                           f"{ndim}")
         out.append(a % ndim if ndim else 0)
@@ -97,3 +98,166 @@ logsumexp = primitive(
          expand_to(g, x, axis, keepdims) * _softmax_of(ans, x, axis, keepdims)],
     jvp=[lambda t, ans, x, axis=None, keepdims=False:
          sum(t * _softmax_of(ans, x, axis, keepdims), axis=axis, keepdims=keepdims)])
+
+
+# --- products, cumulative sums and products -----------------------------------------------
+# The derivative of a product with respect to one factor is the product of all the *other*
+# factors. Dividing the product by the factor fails at zeros, so the rules below build those
+# exclusive products from prefix and suffix products (cumprod), and cumprod's own rules use a
+# first-order linear recurrence; the recurrence differentiates into recurrences, so every
+# order is exact, zeros included, in O(n) per slice.
+
+def _shift(x, axis, step, fill):
+    """``x`` moved ``step`` (+1 or -1) places along ``axis``, the vacated slot set to ``fill``."""
+    shape = shape_of(x)
+    n = shape[axis]
+    if n == 0:
+        return x
+    lead = (slice(None),) * axis
+    pad = np.full(shape[:axis] + (1,) + shape[axis + 1:], fill, dtype=dtype_of(x))
+    if step > 0:
+        return concatenate(pad, getitem(x, index=lead + (slice(0, n - 1),)), axis=axis)
+    return concatenate(getitem(x, index=lead + (slice(1, n),)), pad, axis=axis)
+
+
+def _flip(x, axis):
+    return getitem(x, index=(slice(None),) * axis + (slice(None, None, -1),))
+
+
+def _recurrence(a, b, axis, reverse=False):
+    """h[j] = b[j] + a[j] * h[j - 1] along ``axis`` (h[j + 1] when ``reverse``), h outside 0."""
+    a, b = np.asarray(a), np.asarray(b)
+    h = np.empty(np.broadcast_shapes(a.shape, b.shape), dtype=np.result_type(a, b))
+    a_, b_ = (np.moveaxis(np.broadcast_to(v, h.shape), axis, 0) for v in (a, b))
+    h_ = np.moveaxis(h, axis, 0)
+    prev = 0
+    for j in (range(h_.shape[0] - 1, -1, -1) if reverse else range(h_.shape[0])):
+        prev = b_[j] + a_[j] * prev
+        h_[j] = prev
+    return h
+
+
+def _recurrence_vjp_a(g, ans, a, b, axis, reverse=False):
+    lam = linear_recurrence(_shift(a, axis, 1 if reverse else -1, 0), g, axis=axis,
+                            reverse=not reverse)
+    return lam * _shift(ans, axis, -1 if reverse else 1, 0)
+
+
+def _recurrence_vjp_b(g, ans, a, b, axis, reverse=False):
+    return linear_recurrence(_shift(a, axis, 1 if reverse else -1, 0), g, axis=axis,
+                             reverse=not reverse)
+
+
+linear_recurrence = primitive(
+    "linear_recurrence", _recurrence,
+    vjp=[_recurrence_vjp_a, _recurrence_vjp_b],
+    jvp=[lambda t, ans, a, b, axis, reverse=False: linear_recurrence(
+            a, t * _shift(ans, axis, -1 if reverse else 1, 0), axis=axis, reverse=reverse),
+         lambda t, ans, a, b, axis, reverse=False: linear_recurrence(
+            a, t, axis=axis, reverse=reverse)])
+linear_recurrence.__doc__ = """First-order linear recurrence ``h[j] = b[j] + a[j] * h[j-1]``
+along ``axis`` (``h[j+1]`` when ``reverse``); ``a`` and ``b`` have the same shape."""
+
+cumsum = primitive(
+    "cumsum", lambda x, axis: np.cumsum(x, axis=axis),
+    vjp=[lambda g, ans, x, axis: _flip(cumsum(_flip(g, axis), axis=axis), axis)],
+    linear=True)
+
+
+def _cumprod_vjp(g, ans, x, axis):
+    # d y[i] / d x[j] = prod(x[:j]) * prod(x[j+1:i+1]) for i >= j: a prefix product times the
+    # solution of the reverse recurrence s[j] = g[j] + x[j+1] * s[j+1].
+    suffix = linear_recurrence(_shift(x, axis, -1, 0), g, axis=axis, reverse=True)
+    return _shift(ans, axis, 1, 1) * suffix
+
+
+cumprod = primitive(
+    "cumprod", lambda x, axis: np.cumprod(x, axis=axis),
+    vjp=[_cumprod_vjp],
+    jvp=[lambda t, ans, x, axis: linear_recurrence(x, t * _shift(ans, axis, 1, 1), axis=axis)])
+
+
+def exclusive_prod(x, axis):
+    """``out[..., j, ...] = prod over k != j`` along the reduced axes (zeros handled)."""
+    shape = shape_of(x)
+    axes = _axes(axis, len(shape))
+    if not axes:
+        return ones_like(x)
+    if len(axes) == 1:
+        ax = axes[0]
+        left = _shift(cumprod(x, axis=ax), ax, 1, 1)
+        right = _flip(_shift(cumprod(_flip(x, ax), axis=ax), ax, 1, 1), ax)
+        return left * right
+    # several axes: bring them last, flatten them into one, and come back
+    rest = [i for i in range(len(shape)) if i not in axes]
+    order = tuple(rest) + axes
+    moved = transpose(x, axes=order)
+    moved_shape = shape_of(moved)
+    flat = reshape(moved, shape=moved_shape[:len(rest)] + (-1,))
+    out = reshape(exclusive_prod(flat, len(rest)), shape=moved_shape)
+    return transpose(out, axes=tuple(np.argsort(order)))
+
+
+prod = primitive(
+    "prod", lambda x, axis=None, keepdims=False: np.prod(x, axis=axis, keepdims=keepdims),
+    vjp=[lambda g, ans, x, axis=None, keepdims=False:
+         expand_to(g, x, axis, keepdims) * exclusive_prod(x, axis)],
+    jvp=[lambda t, ans, x, axis=None, keepdims=False:
+         sum(t * exclusive_prod(x, axis), axis=axis, keepdims=keepdims)])
+
+# --- logic and indices: constants for differentiation -------------------------------------
+all = primitive(  # noqa: A001 - numpy's name
+    "all", lambda x, axis=None, keepdims=False: np.all(x, axis=axis, keepdims=keepdims),
+    nondiff=True)
+any = primitive(  # noqa: A001 - numpy's name
+    "any", lambda x, axis=None, keepdims=False: np.any(x, axis=axis, keepdims=keepdims),
+    nondiff=True)
+count_nonzero = primitive(
+    "count_nonzero",
+    lambda x, axis=None, keepdims=False: np.asarray(
+        np.count_nonzero(x, axis=axis, keepdims=keepdims)),
+    nondiff=True)
+argmax = primitive(
+    "argmax", lambda x, axis=None, keepdims=False: np.argmax(x, axis=axis, keepdims=keepdims),
+    nondiff=True)
+argmin = primitive(
+    "argmin", lambda x, axis=None, keepdims=False: np.argmin(x, axis=axis, keepdims=keepdims),
+    nondiff=True)
+
+
+# --- statistics composed of primitives ---------------------------------------------------
+def isnan(x):
+    """NaN test as a constant (NaN is the only value unequal to itself)."""
+    return not_equal(x, x)
+
+
+def var(x, axis=None, ddof=0, keepdims=False):
+    """Variance: sum of squared deviations over ``count - ddof`` (inf/nan when <= 0)."""
+    centered = x - mean(x, axis=axis, keepdims=True)
+    return sum(centered * centered, axis=axis, keepdims=keepdims) / \
+        float(builtins.max(_count(x, axis) - ddof, 0))
+
+
+def std(x, axis=None, ddof=0, keepdims=False):
+    """Standard deviation. Where the variance is 0 (a constant slice) the derivative is the
+    finite subgradient 0, not ``0 / 0``."""
+    v = var(x, axis=axis, ddof=ddof, keepdims=keepdims)
+    flat = equal(v, 0)
+    return where(flat, 0.0, sqrt(where(flat, 1.0, v)))
+
+
+def ptp(x, axis=None, keepdims=False):
+    """Peak to peak: ``max - min`` (ties share the gradient evenly)."""
+    return max(x, axis=axis, keepdims=keepdims) - min(x, axis=axis, keepdims=keepdims)
+
+
+def nansum(x, axis=None, keepdims=False):
+    """Sum treating NaN as 0; the derivative is 0 at NaN entries."""
+    return sum(where(isnan(x), 0.0, x), axis=axis, keepdims=keepdims)
+
+
+def nanmean(x, axis=None, keepdims=False):
+    """Mean of the non-NaN entries (NaN for an all-NaN slice); derivative 0 at NaN entries."""
+    nan = isnan(x)
+    count = sum(cast(logical_not(nan), dtype=dtype_of(x)), axis=axis, keepdims=keepdims)
+    return sum(where(nan, 0.0, x), axis=axis, keepdims=keepdims) / count

@@ -1,0 +1,129 @@
+"""Sorting and order statistics: sort, argsort, median, quantile (linear interpolation).
+
+``sort`` is a permutation of its input, so its derivative moves gradients through the sorting
+permutation (found again with ``argsort`` inside the rules, so that graph mode needs no
+concrete values). Order statistics are fixed weighted combinations of sorted values.
+"""
+
+import numpy as np
+
+from ..engine.registry import primitive
+from ..engine.tensor import dtype_of, shape_of
+from .core import getitem, reshape
+from .elementwise import not_equal, where
+from .reduction import kept_shape, mean, _axes
+from .shape import transpose
+
+
+def _inverse_permutation(perm, axis):
+    perm = np.asarray(perm)
+    inv = np.empty_like(perm)
+    ranks = np.arange(perm.shape[axis]).reshape((-1,) + (1,) * (perm.ndim - axis - 1))
+    np.put_along_axis(inv, perm, np.broadcast_to(ranks, perm.shape), axis)
+    return inv
+
+
+argsort = primitive("argsort", lambda x, axis=-1, kind=None, stable=None:
+                    np.argsort(x, axis=axis, kind=kind, stable=stable), nondiff=True)
+inverse_permutation = primitive("inverse_permutation", _inverse_permutation, nondiff=True)
+inverse_permutation.__doc__ = """``inv`` with ``take_along_axis(perm, inv) == arange``
+along ``axis`` (a constant)."""
+
+permute_along_axis = primitive(
+    "permute_along_axis",
+    lambda x, perm, axis: np.take_along_axis(np.asarray(x), perm, axis=axis),
+    vjp=[lambda g, ans, x, perm, axis:
+         permute_along_axis(g, inverse_permutation(perm, axis=axis), axis=axis), None],
+    linear=True)
+permute_along_axis.__doc__ = """``x`` reordered along ``axis`` by the permutation ``perm``
+(an integer array of ``x``'s shape): ``out[..., i, ...] = x[..., perm[..., i, ...], ...]``."""
+
+
+def _sort_perm(x, axis):
+    return argsort(x, axis=axis, kind="stable")
+
+
+sort = primitive(
+    "sort", lambda x, axis=-1, kind=None, stable=None:
+    np.sort(x, axis=axis, kind=kind, stable=stable),
+    vjp=[lambda g, ans, x, axis=-1, kind=None, stable=None: permute_along_axis(
+        g, inverse_permutation(_sort_perm(x, axis), axis=axis), axis=axis)],
+    jvp=[lambda t, ans, x, axis=-1, kind=None, stable=None:
+         permute_along_axis(t, _sort_perm(x, axis), axis=axis)])
+sort.__doc__ = """Sort along an integer ``axis``. The derivative follows the (stable) sorting
+permutation; at ties either order is a valid one-sided derivative."""
+
+
+def _reduced_last(x, axis):
+    """``x`` with the reduced axes moved last and merged into one; returns it, the kept shape
+    of the remaining axes, and the reduced length."""
+    shape = shape_of(x)
+    axes = _axes(axis, len(shape))
+    rest = tuple(i for i in range(len(shape)) if i not in axes)
+    n = int(np.prod([shape[i] for i in axes], dtype=np.int64))
+    rest_shape = tuple(shape[i] for i in rest)
+    if axes == tuple(range(len(shape) - len(axes), len(shape))):
+        moved = x
+    else:
+        moved = transpose(x, axes=rest + axes)
+    return reshape(moved, shape=rest_shape + (n,)), rest_shape, n
+
+
+def _nan_slices(s):
+    """True for the slices (last axis kept as 1) of sorted ``s`` that hold a NaN (sorted last)."""
+    last = getitem(s, index=(Ellipsis, slice(-1, None)))
+    return not_equal(last, last)
+
+
+def _out_shape(x, axis, keepdims, rest_shape):
+    return kept_shape(shape_of(x), axis) if keepdims else rest_shape
+
+
+def median(x, axis=None, keepdims=False):
+    """Median along ``axis``: the middle sorted value, or the mean of the two middle ones.
+
+    Like numpy: NaN where a slice holds a NaN, NaN (with a warning) for an empty slice.
+    """
+    flat, rest_shape, n = _reduced_last(x, axis)
+    if n == 0:
+        return mean(x, axis=axis, keepdims=keepdims)
+    s = sort(flat, axis=len(rest_shape))
+    lo, hi = (n - 1) // 2, n // 2 + 1
+    out = mean(getitem(s, index=(Ellipsis, slice(lo, hi))), axis=-1, keepdims=True)
+    if dtype_of(out).kind in "fc":
+        out = where(_nan_slices(s), np.nan, out)
+    return reshape(out, shape=_out_shape(x, axis, keepdims, rest_shape))
+
+
+def quantile(x, q, axis=None, keepdims=False, weak_q=False):
+    """Quantiles ``q`` (static, in [0, 1]) along ``axis`` with numpy's "linear" method.
+
+    Each result is ``s[i] + gamma * (s[i + 1] - s[i])`` on sorted values ``s``, so its
+    derivative is the same fixed weighted combination of the inputs the order picks out.
+    The result has shape ``q.shape + remaining shape``. ``weak_q`` (q was a Python number)
+    keeps a float32 input's dtype, as numpy does.
+    """
+    q = np.asarray(q)
+    flat, rest_shape, n = _reduced_last(x, axis)
+    if n == 0:
+        raise IndexError(f"quantile: cannot take a quantile of an empty slice (input shape "
+                         f"{shape_of(x)}, axis {axis})")
+    s = sort(flat, axis=len(rest_shape))
+    if q.dtype.kind in "iub":  # integer virtual indices: plain picks, the dtype kept
+        out = getitem(s, index=(Ellipsis, (n - 1) * q.reshape(-1).astype(np.intp)))
+    else:
+        virtual = (n - 1) * q.reshape(-1).astype(np.float64)
+        below = np.clip(np.floor(virtual), 0, n - 1).astype(np.intp)
+        above = np.minimum(below + 1, n - 1)
+        gamma = virtual - np.floor(virtual)
+        if weak_q and dtype_of(x).kind == "f":
+            gamma = gamma.astype(dtype_of(x))
+        a = getitem(s, index=(Ellipsis, below))
+        b = getitem(s, index=(Ellipsis, above))
+        d = b - a
+        out = where(gamma >= 0.5, b - d * (1 - gamma), a + d * gamma)  # numpy's two-sided lerp
+    if dtype_of(out).kind in "fc":
+        out = where(_nan_slices(s), np.nan, out)
+    k = len(rest_shape)
+    out = transpose(out, axes=(k,) + tuple(range(k)))
+    return reshape(out, shape=q.shape + _out_shape(x, axis, keepdims, rest_shape))
