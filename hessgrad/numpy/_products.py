@@ -1,7 +1,121 @@
-"""Products: dot, matmul, einsum, tensordot, inner, outer, kron, cross, vdot."""
+"""Products: dot, vdot, matmul, inner, outer, tensordot, einsum, kron, cross."""
 
-from ..ops import linalg as _la
+import numpy as _np
 
-matmul, einsum = _la.matmul, _la.einsum
+from ..engine.tensor import Tensor as _Tensor
+from ..ops import core as _core, linalg as _la
 
-__all__ = ["matmul", "einsum"]
+
+def _arr(x):
+    return x if isinstance(x, _Tensor) else _np.asarray(x)
+
+
+def _no_out(name, out):
+    if out is not None:
+        raise TypeError(f"{name}: out= is not supported (hessgrad arrays are immutable; use "
+                        "the returned array)")
+
+
+def dot(a, b, out=None):
+    """numpy.dot: scalars multiply, vectors and matrices matmul, N-D arrays contract the
+    last axis of ``a`` with the second-to-last of ``b``.
+
+    >>> import hessgrad.numpy as hnp
+    >>> float(hnp.dot([1.0, 2.0], [3.0, 4.0]))
+    11.0
+    """
+    _no_out("dot", out)
+    return _la.dot(_arr(a), _arr(b))
+
+
+def vdot(a, b):
+    """numpy.vdot for real arrays: the dot product of the flattened inputs."""
+    return _la.vdot(_arr(a), _arr(b))
+
+
+def matmul(x1, x2, /, out=None, **kwargs):
+    """numpy.matmul (1-D operands promoted and their axes removed, stacks broadcast)."""
+    _no_out("matmul", out)
+    return _la.matmul(_arr(x1), _arr(x2))
+
+
+def inner(a, b, /):
+    """numpy.inner: sum of products over the last axes."""
+    return _la.inner(_arr(a), _arr(b))
+
+
+def outer(a, b, out=None):
+    """numpy.outer of the flattened inputs."""
+    _no_out("outer", out)
+    return _la.outer(_arr(a), _arr(b))
+
+
+def tensordot(a, b, axes=2):
+    """numpy.tensordot (``axes`` an int or a pair of axis sequences).
+
+    >>> import numpy as np, hessgrad.numpy as hnp
+    >>> hnp.tensordot(np.ones((2, 3)), np.ones((3, 4)), axes=1).shape
+    (2, 4)
+    """
+    return _la.tensordot(_arr(a), _arr(b), axes=axes)
+
+
+def _sublist_subscripts(args):
+    """numpy's interleaved form ``einsum(op0, sublist0, op1, sublist1, ..., [out])``."""
+    operands, terms = list(args[0::2]), list(args[1::2])
+    out = None
+    if len(args) % 2:  # a trailing output sublist
+        out = operands.pop()
+    letters = {}
+
+    def term(sub):
+        chars = []
+        for s in sub:
+            if s is Ellipsis:
+                chars.append("...")
+            else:
+                s = int(s)
+                if s not in letters:
+                    letters[s] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[
+                        len(letters)]
+                chars.append(letters[s])
+        return "".join(chars)
+
+    spec = ",".join(term(t) for t in terms)
+    if out is not None:
+        spec += "->" + term(out)
+    return spec, operands
+
+
+def einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting="safe"):
+    """numpy.einsum (explicit, implicit and interleaved forms, ellipses); contracted by
+    opt_einsum with a cached path, so ``optimize`` is accepted and ignored.
+
+    >>> import numpy as np, hessgrad.numpy as hnp
+    >>> hnp.einsum("ij,jk->ik", np.eye(2), np.ones((2, 3)), optimize=True).shape
+    (2, 3)
+    """
+    _no_out("einsum", out)
+    if not operands:
+        raise ValueError("einsum: no subscripts given")
+    if isinstance(operands[0], str):
+        spec, arrays = operands[0], list(operands[1:])
+    else:
+        spec, arrays = _sublist_subscripts(operands)
+    arrays = [_arr(a) for a in arrays]
+    if dtype is not None:
+        arrays = [_core.cast(a, dtype=_np.dtype(dtype)) for a in arrays]
+    return _la.einsum(spec, *arrays)
+
+
+def kron(a, b):
+    """numpy.kron: the Kronecker product (inputs of any ndim)."""
+    return _la.kron(_arr(a), _arr(b))
+
+
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """numpy.cross of 3-vectors along ``axisa``/``axisb`` (``axis`` sets all three)."""
+    return _la.cross(_arr(a), _arr(b), axisa=axisa, axisb=axisb, axisc=axisc, axis=axis)
+
+
+__all__ = ["dot", "vdot", "matmul", "inner", "outer", "tensordot", "einsum", "kron", "cross"]

@@ -1,3 +1,484 @@
-"""``hessgrad.numpy.linalg``: numpy.linalg with derivatives."""
+"""``hessgrad.numpy.linalg``: numpy.linalg with derivatives (any order, stacked matrices where
+numpy stacks them).
 
-__all__ = []
+Derivative conventions (see ``hessgrad.ops.decompositions``): ``cholesky``, ``eigh`` and
+``eigvalsh`` treat their input as symmetric (gradients are symmetric); eigenvector and
+singular-vector derivatives need distinct eigenvalues / singular values (they are NaN or
+infinite at degenerate spectra, where the vectors are not unique); ``pinv`` and ``lstsq`` are
+differentiable where the rank is locally constant; ``det`` and ``slogdet`` need an invertible
+matrix for their derivatives.
+"""
+
+import operator as _operator
+from collections import namedtuple as _namedtuple
+
+import numpy as _np
+
+from ..engine.tensor import Tensor as _Tensor, shape_of as _shape_of
+from ..ops import core as _core, decompositions as _dec, elementwise as _ew, \
+    linalg as _la, reduction as _red
+from ..ops.shape import swapaxes as _swapaxes, transpose as _transpose
+
+LinAlgError = _np.linalg.LinAlgError
+
+EighResult = _namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+QRResult = _namedtuple("QRResult", ["Q", "R"])
+SVDResult = _namedtuple("SVDResult", ["U", "S", "Vh"])
+SlogdetResult = _namedtuple("SlogdetResult", ["sign", "logabsdet"])
+
+_NOVALUE = object()  # pinv's rtol left unset (numpy distinguishes it from None)
+
+
+def _arr(x):
+    """A tensor or a float array (integer input is promoted, as numpy.linalg does)."""
+    if not isinstance(x, _Tensor):
+        x = _np.asarray(x)
+        return x if x.dtype.kind in "fc" else x.astype(_np.float64)
+    return x if x.dtype.kind in "fc" else _core.cast(x, dtype=_np.float64)
+
+
+def _T(x):
+    return _swapaxes(x, -1, -2)
+
+
+def _is_symbolic(x):
+    return isinstance(x, _Tensor) and x.is_symbolic
+
+
+# --- inverses, solves, determinants --------------------------------------------------------
+def inv(a):
+    """Inverse of a square matrix (or a stack of them).
+
+    >>> import numpy as np, hessgrad.numpy as hnp
+    >>> hnp.linalg.inv(np.array([[2.0, 0.0], [0.0, 4.0]])).numpy()
+    array([[0.5 , 0.  ],
+           [0.  , 0.25]])
+    """
+    return _dec.inv(_arr(a))
+
+
+def pinv(a, rcond=None, hermitian=False, *, rtol=_NOVALUE):
+    """Moore-Penrose pseudo-inverse, numpy's ``rcond``/``rtol`` (``hermitian`` is accepted
+    and ignored); differentiable where the rank is locally constant."""
+    a = _arr(a)
+    if rcond is None:
+        if rtol is _NOVALUE:
+            rcond = 1e-15
+        elif rtol is None:
+            rcond = max(_shape_of(a)[-2:]) * _np.finfo(a.dtype).eps
+        else:
+            rcond = rtol
+    elif rtol is not _NOVALUE:
+        raise ValueError("pinv: rtol and rcond cannot both be set")
+    return _dec.pinv(a, rcond=float(rcond))
+
+
+def solve(a, b):
+    """``x`` with ``a @ x = b``: ``b`` a vector (n,) or a stack of matrices (..., n, k), as in
+    numpy 2. Derivatives are solves with ``a`` and its transpose.
+
+    >>> import numpy as np, hessgrad.numpy as hnp
+    >>> hnp.linalg.solve(np.array([[2.0, 0.0], [0.0, 4.0]]), np.array([1.0, 1.0])).numpy()
+    array([0.5 , 0.25])
+    """
+    a, b = _arr(a), _arr(b)
+    sa, sb = _shape_of(a), _shape_of(b)
+    if len(sb) == 1:
+        if len(sa) >= 2 and sb[0] != sa[-1]:
+            raise ValueError(f"solve: a has shape {sa} and b has shape {sb}; b must have "
+                             f"length {sa[-1]}")
+        x = _dec.solve(a, _core.reshape(b, shape=(sb[0], 1)))
+        return _core.getitem(x, index=(Ellipsis, 0))
+    return _dec.solve(a, b)
+
+
+def det(a):
+    """Determinant of a square matrix (or stack)."""
+    return _dec.det(_arr(a))
+
+
+def slogdet(a):
+    """``(sign, logabsdet)`` of a square matrix (or stack); the sign is a constant.
+
+    >>> import numpy as np, hessgrad.numpy as hnp
+    >>> sign, logdet = hnp.linalg.slogdet(np.diag([-2.0, 3.0]))
+    >>> float(sign), round(float(logdet), 6)
+    (-1.0, 1.791759)
+    """
+    sign, logabsdet = _dec.slogdet(_arr(a))
+    return SlogdetResult(sign, logabsdet)
+
+
+def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
+    """Numerical rank (an integer constant) by numpy's rule."""
+    return _dec.matrix_rank(_arr(A), tol=tol, rtol=rtol)
+
+
+def lstsq(a, b, rcond=None):
+    """Least squares ``(x, residuals, rank, s)`` as numpy returns them. ``x`` (and the
+    residuals) are differentiable where ``a`` has locally constant rank, e.g. full rank.
+
+    Residuals are the squared 2-norms of ``b - a x`` per column when ``a`` has full column
+    rank and more rows than columns, else an empty array; while tracing a graph the rank is
+    not known, so full rank is assumed.
+    """
+    a, b = _arr(a), _arr(b)
+    sa, sb = _shape_of(a), _shape_of(b)
+    if len(sa) != 2:
+        raise ValueError(f"lstsq: a has shape {sa} but must be 2-D")
+    if len(sb) not in (1, 2) or sb[0] != sa[0]:
+        raise ValueError(f"lstsq: a has shape {sa} and b has shape {sb}; b must be "
+                         f"({sa[0]},) or ({sa[0]}, k)")
+    m, n = sa
+    eps = _np.finfo(a.dtype).eps
+    rcond = eps * max(m, n) if rcond is None else max(float(rcond), eps)
+    x = _la.matmul(_dec.pinv(a, rcond=rcond), b)
+    rank = _dec.matrix_rank(a, rtol=rcond)
+    full = m > n and (_is_symbolic(rank) or int(rank.numpy()) == n)
+    if full:
+        r = b - _la.matmul(a, x)
+        residuals = _red.sum(r * r, axis=0)
+        if len(sb) == 1:
+            residuals = _core.reshape(residuals, shape=(1,))
+    else:
+        residuals = _np.empty((0,), dtype=_np.result_type(a.dtype, b.dtype))
+    return x, residuals, rank, _dec.svdvals(a)
+
+
+def matrix_power(a, n):
+    """``a`` to the integer power ``n`` (0 gives the identity, negative powers invert) by
+    repeated squaring."""
+    a = _arr(a)
+    try:
+        n = _operator.index(n)
+    except TypeError:
+        raise TypeError(f"matrix_power: exponent n must be an integer, got {n!r}") from None
+    s = _shape_of(a)
+    if len(s) < 2 or s[-1] != s[-2]:
+        raise ValueError(f"matrix_power: a has shape {s} but must be a square matrix (or a "
+                         "stack of them)")
+    if n == 0:
+        return _core.zeros_like(a) + _np.eye(s[-1], dtype=a.dtype)
+    if n < 0:
+        a, n = _dec.inv(a), -n
+    result, z = None, a
+    while True:
+        if n & 1:
+            result = z if result is None else _la.matmul(result, z)
+        n >>= 1
+        if not n:
+            return result
+        z = _la.matmul(z, z)
+
+
+def multi_dot(arrays, *, out=None):
+    """``dot`` of a chain of matrices in the cheapest order (the first and last may be
+    vectors), chosen by dynamic programming on the shapes."""
+    if out is not None:
+        raise TypeError("multi_dot: out= is not supported (hessgrad arrays are immutable)")
+    arrays = [_arr(x) for x in arrays]
+    if len(arrays) < 2:
+        raise ValueError(f"multi_dot: expecting at least two arrays, got {len(arrays)}")
+    if len(arrays) == 2:
+        return _la.dot(arrays[0], arrays[1])
+    shapes = [_shape_of(x) for x in arrays]
+    first_vec, last_vec = len(shapes[0]) == 1, len(shapes[-1]) == 1
+    if first_vec:
+        arrays[0] = _core.reshape(arrays[0], shape=(1, shapes[0][0]))
+    if last_vec:
+        arrays[-1] = _core.reshape(arrays[-1], shape=(shapes[-1][0], 1))
+    shapes = [_shape_of(x) for x in arrays]
+    for k, s in enumerate(shapes):
+        if len(s) != 2:
+            raise ValueError(f"multi_dot: array {k} has shape {s}; all but the first and "
+                             "last must be 2-D")
+    for k in range(len(shapes) - 1):
+        if shapes[k][1] != shapes[k + 1][0]:
+            raise ValueError(f"multi_dot: shapes {shapes[k]} (array {k}) and "
+                             f"{shapes[k + 1]} (array {k + 1}) are not aligned")
+    dims = [s[0] for s in shapes] + [shapes[-1][1]]
+    result = _chain(arrays, _chain_order(dims), 0, len(arrays) - 1)
+    if first_vec and last_vec:
+        return _core.reshape(result, shape=())
+    if first_vec or last_vec:
+        return _core.reshape(result, shape=(-1,))
+    return result
+
+
+def _chain_order(dims):
+    """``split[i][j]``: where the cheapest product of matrices i..j splits."""
+    n = len(dims) - 1
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost[i][j] is None or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+    return split
+
+
+def _chain(arrays, split, i, j):
+    if i == j:
+        return arrays[i]
+    k = split[i][j]
+    return _la.matmul(_chain(arrays, split, i, k), _chain(arrays, split, k + 1, j))
+
+
+# --- factorisations ------------------------------------------------------------------------
+def cholesky(a, /, *, upper=False):
+    """Cholesky factor of a symmetric positive definite matrix (or stack): lower ``L`` with
+    ``a = L L^T``, or upper ``L^T`` when ``upper=True``."""
+    lower = _dec.cholesky(_arr(a))
+    return _T(lower) if upper else lower
+
+
+def eigh(a, UPLO="L"):
+    """Eigenvalues (ascending) and eigenvectors of a symmetric matrix (or stack), reading the
+    ``UPLO`` triangle. Eigenvector derivatives need distinct eigenvalues.
+
+    >>> import numpy as np, hessgrad.numpy as hnp
+    >>> w, v = hnp.linalg.eigh(np.array([[2.0, 1.0], [1.0, 2.0]]))
+    >>> w.numpy()
+    array([1., 3.])
+    """
+    a = _arr(a)
+    if UPLO not in ("L", "U"):
+        raise ValueError(f"eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
+    w, v = _dec.eigh(_T(a) if UPLO == "U" else a)
+    return EighResult(w, v)
+
+
+def eigvalsh(a, UPLO="L"):
+    """Eigenvalues (ascending) of a symmetric matrix (or stack)."""
+    a = _arr(a)
+    if UPLO not in ("L", "U"):
+        raise ValueError(f"eigvalsh: UPLO must be 'L' or 'U', got {UPLO!r}")
+    return _dec.eigvalsh(_T(a) if UPLO == "U" else a)
+
+
+def qr(a, mode="reduced"):
+    """QR factorisation; ``mode`` 'reduced' (Q, R), 'r' (R only) or 'complete' for square and
+    wide ``a`` (where it equals 'reduced'). Derivatives for square and tall ``a``."""
+    a = _arr(a)
+    s = _shape_of(a)
+    if mode == "complete" and len(s) >= 2 and s[-2] > s[-1]:
+        raise NotImplementedError(f"qr: mode='complete' for tall a (shape {s}) is not "
+                                  "differentiable (Q's extra columns are not unique); use "
+                                  "mode='reduced'")
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"qr: unsupported mode {mode!r} (use 'reduced', 'complete' or 'r')")
+    q, r = _dec.qr(a)
+    return r if mode == "r" else QRResult(q, r)
+
+
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    """Singular value decomposition ``a = U diag(S) Vh`` (stacks allowed); ``hermitian`` is
+    accepted and ignored. ``full_matrices=True`` is only supported for square matrices
+    (the completed columns of a non-square factor are not unique, so not differentiable).
+    Singular-vector derivatives need distinct nonzero singular values.
+
+    >>> import numpy as np, hessgrad.numpy as hnp
+    >>> hnp.linalg.svd(np.diag([3.0, 4.0]), compute_uv=False).numpy()
+    array([4., 3.])
+    """
+    a = _arr(a)
+    if not compute_uv:
+        return _dec.svdvals(a)
+    s = _shape_of(a)
+    if full_matrices and len(s) >= 2 and s[-1] != s[-2]:
+        raise NotImplementedError(f"svd: full_matrices=True for non-square a (shape {s}) is "
+                                  "not supported; pass full_matrices=False")
+    u, sv, vh = _dec.svd(a)
+    return SVDResult(u, sv, vh)
+
+
+def svdvals(x, /):
+    """Singular values, descending."""
+    return _dec.svdvals(_arr(x))
+
+
+# --- norms ---------------------------------------------------------------------------------
+def _safe_root(s, p=2):
+    """``s ** (1/p)`` for ``s >= 0`` whose derivative is 0 (not NaN) where ``s == 0``."""
+    zero = _ew.equal(s, 0)
+    safe = _ew.where(zero, 1.0, s)
+    root = _ew.sqrt(safe) if p == 2 else safe ** (1.0 / p)
+    return _ew.where(zero, 0.0, root)
+
+
+def _axes_tuple(axis, nd):
+    axes = (axis,) if isinstance(axis, (int, _np.integer)) else tuple(axis)
+    out = []
+    for ax in axes:
+        ax = _operator.index(ax)
+        if not -nd <= ax < nd:
+            raise _np.exceptions.AxisError(f"norm: axis {ax} is out of bounds for an array "
+                                           f"of dimension {nd}")
+        out.append(ax % nd)
+    if len(set(out)) != len(out):
+        raise ValueError(f"norm: duplicate axes given: {axis!r}")
+    return tuple(out)
+
+
+def _vector_norm(x, ord, ax, keepdims):
+    if ord is None or ord == 2:
+        return _safe_root(_red.sum(x * x, axis=ax, keepdims=keepdims))
+    if isinstance(ord, str):
+        raise ValueError(f"norm: invalid norm order {ord!r} for vectors")
+    if ord == _np.inf:
+        return _red.max(_ew.absolute(x), axis=ax, keepdims=keepdims)
+    if ord == -_np.inf:
+        return _red.min(_ew.absolute(x), axis=ax, keepdims=keepdims)
+    if ord == 0:
+        nonzero = _core.cast(_ew.not_equal(x, 0), dtype=x.dtype)
+        return _red.sum(nonzero, axis=ax, keepdims=keepdims)
+    if ord == 1:
+        return _red.sum(_ew.absolute(x), axis=ax, keepdims=keepdims)
+    p = float(ord)
+    return _safe_root(_red.sum(_ew.absolute(x) ** p, axis=ax, keepdims=keepdims), p)
+
+
+def _matrix_norm(x, ord, row, col, keepdims):
+    nd = len(_shape_of(x))
+    if ord in (None, "fro"):
+        out = _safe_root(_red.sum(x * x, axis=(row, col)))
+    elif ord in ("nuc", 2, -2):
+        perm = tuple(i for i in range(nd) if i not in (row, col)) + (row, col)
+        s = _dec.svdvals(_transpose(x, axes=perm))
+        out = _red.sum(s, axis=-1) if ord == "nuc" else \
+            (_red.max(s, axis=-1) if ord == 2 else _red.min(s, axis=-1))
+    elif ord in (1, -1):
+        sums = _red.sum(_ew.absolute(x), axis=row)
+        c = col - 1 if col > row else col
+        out = _red.max(sums, axis=c) if ord == 1 else _red.min(sums, axis=c)
+    elif ord in (_np.inf, -_np.inf):
+        sums = _red.sum(_ew.absolute(x), axis=col)
+        r = row - 1 if row > col else row
+        out = _red.max(sums, axis=r) if ord == _np.inf else _red.min(sums, axis=r)
+    else:
+        raise ValueError(f"norm: invalid norm order {ord!r} for matrices")
+    if keepdims:
+        shape = list(_shape_of(x))
+        shape[row] = shape[col] = 1
+        out = _core.reshape(out, shape=tuple(shape))
+    return out
+
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    """numpy.linalg.norm: vector norms (ord None/2, 1, inf, -inf, 0, any p) over one axis,
+    matrix norms ('fro', 'nuc', 1, -1, 2, -2, inf, -inf) over two. The 2-norm (and 'fro') of
+    a zero vector has the subgradient 0 (not NaN).
+
+    >>> import numpy as np, hessgrad as hg, hessgrad.numpy as hnp
+    >>> hg.grad(lambda v: hnp.linalg.norm(v))(np.zeros(3))
+    array([0., 0., 0.])
+    """
+    x = _arr(x)
+    nd = len(_shape_of(x))
+    if axis is None:
+        if ord is None:
+            out = _safe_root(_red.sum(x * x))
+            return _core.reshape(out, shape=(1,) * nd) if keepdims else out
+        if nd == 1:
+            axis = (0,)
+        elif nd == 2:
+            axis = (0, 1)
+        else:
+            raise ValueError(f"norm: ord={ord!r} without axis needs a 1-D or 2-D array, got "
+                             f"shape {_shape_of(x)}")
+    axes = _axes_tuple(axis, nd)
+    if len(axes) == 1:
+        return _vector_norm(x, ord, axes[0], keepdims)
+    if len(axes) == 2:
+        return _matrix_norm(x, ord, axes[0], axes[1], keepdims)
+    raise ValueError(f"norm: axis must name one or two axes, got {axis!r}")
+
+
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """numpy.linalg.vector_norm: ``axis=None`` flattens."""
+    x = _arr(x)
+    if axis is None:
+        out = _vector_norm(_core.reshape(x, shape=(-1,)), ord, 0, False)
+        return _core.reshape(out, shape=(1,) * len(_shape_of(x))) if keepdims else out
+    axes = _axes_tuple(axis, len(_shape_of(x)))
+    if len(axes) != 1:  # several axes: move them last and flatten them
+        nd = len(_shape_of(x))
+        rest = tuple(i for i in range(nd) if i not in axes)
+        moved = _transpose(x, axes=rest + axes)
+        shape = _shape_of(moved)
+        flat = _core.reshape(moved, shape=tuple(shape[:len(rest)]) + (-1,))
+        out = _vector_norm(flat, ord, -1, False)
+        if keepdims:
+            out = _core.reshape(out, shape=tuple(1 if i in axes else d
+                                                 for i, d in enumerate(_shape_of(x))))
+        return out
+    return _vector_norm(x, ord, axes[0], keepdims)
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    """numpy.linalg.matrix_norm over the last two axes."""
+    x = _arr(x)
+    nd = len(_shape_of(x))
+    if nd < 2:
+        raise ValueError(f"matrix_norm: x has shape {_shape_of(x)} but must be at least 2-D")
+    return _matrix_norm(x, ord, nd - 2, nd - 1, keepdims)
+
+
+# --- numpy 2's array-API helpers -------------------------------------------------------------
+def matrix_transpose(x, /):
+    """Swap the last two axes."""
+    return _T(_arr(x))
+
+
+def trace(x, /, *, offset=0, dtype=None):
+    """Sum of the (offset) diagonal of the last two axes."""
+    return _red.sum(diagonal(x, offset=offset), axis=-1)
+
+
+def diagonal(x, /, *, offset=0):
+    """The (offset) diagonal of the last two axes, as the last axis."""
+    x = _arr(x)
+    s = _shape_of(x)
+    if len(s) < 2:
+        raise ValueError(f"diagonal: x has shape {s} but must be at least 2-D")
+    if offset > 0:
+        x = _core.getitem(x, index=(Ellipsis, slice(None), slice(offset, None)))
+    elif offset < 0:
+        x = _core.getitem(x, index=(Ellipsis, slice(-offset, None), slice(None)))
+    m, n = _shape_of(x)[-2:]
+    k = min(m, n)
+    x = _core.getitem(x, index=(Ellipsis, slice(0, k), slice(0, k)))
+    return _la.einsum("...ii->...i", x)
+
+
+def outer(x1, x2, /):
+    """Outer product of two vectors."""
+    x1, x2 = _arr(x1), _arr(x2)
+    if len(_shape_of(x1)) != 1 or len(_shape_of(x2)) != 1:
+        raise ValueError(f"outer: x1 and x2 must be 1-D, got shapes {_shape_of(x1)} and "
+                         f"{_shape_of(x2)}")
+    return _la.outer(x1, x2)
+
+
+def cross(x1, x2, /, *, axis=-1):
+    """Cross product of 3-vectors along ``axis``."""
+    return _la.cross(_arr(x1), _arr(x2), axis=axis)
+
+
+def tensordot(x1, x2, /, *, axes=2):
+    return _la.tensordot(_arr(x1), _arr(x2), axes=axes)
+
+
+def matmul(x1, x2, /):
+    return _la.matmul(_arr(x1), _arr(x2))
+
+
+__all__ = ["LinAlgError", "norm", "vector_norm", "matrix_norm", "inv", "pinv", "solve",
+           "lstsq", "det", "slogdet", "matrix_rank", "cholesky", "eigh", "eigvalsh", "qr",
+           "svd", "svdvals", "matrix_power", "multi_dot", "matrix_transpose", "trace",
+           "diagonal", "outer", "cross", "tensordot", "matmul", "EighResult", "QRResult",
+           "SVDResult", "SlogdetResult"]

@@ -240,7 +240,7 @@ slogdet = primitive(
 # --- pseudo-inverse ------------------------------------------------------------------------
 def _pinv_forward(a, rcond=1e-15):
     _check_matrix("pinv", "a", np.shape(a), square=False)
-    return np.linalg.pinv(a, rcond=rcond)
+    return np.linalg.pinv(a, rtol=rcond)
 
 
 def _pinv_vjp(g, ans, a, rcond=1e-15):
@@ -272,14 +272,14 @@ pinv.__doc__ = """Moore-Penrose pseudo-inverse (singular values below ``rcond * 
 treated as zero). Differentiable where the rank is locally constant (e.g. full rank)."""
 
 
-def _matrix_rank_forward(a, tol=None):
+def _matrix_rank_forward(a, tol=None, rtol=None):
     _check_matrix("matrix_rank", "a", np.shape(a), square=False)
-    return np.asarray(np.linalg.matrix_rank(a, tol=tol))
+    return np.asarray(np.linalg.matrix_rank(a, tol=tol, rtol=rtol))
 
 
 matrix_rank = primitive(
     "matrix_rank", _matrix_rank_forward, nondiff=True,
-    shape_rule=lambda a, tol=None: (tuple(shape_of(a)[:-2]), np.dtype(np.int64)))
+    shape_rule=lambda a, tol=None, rtol=None: (tuple(shape_of(a)[:-2]), np.dtype(np.int64)))
 
 
 # --- Cholesky ------------------------------------------------------------------------------
