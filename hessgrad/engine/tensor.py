@@ -199,6 +199,8 @@ def shape_of(x):
 def dtype_of(x):
     if isinstance(x, Tensor):
         return x.dtype
+    if isinstance(x, (list, tuple)):  # np.result_type would read a list as a dtype spec
+        x = np.asarray(x)
     return np.result_type(x)
 
 
