@@ -96,22 +96,46 @@ def _is_basic_index(index):
                for p in parts)
 
 
+def _getitem(x, index):
+    try:
+        return x[index]
+    except IndexError as exc:
+        raise IndexError(f"getitem: index {index!r} is invalid for a tensor of shape "
+                         f"{np.shape(x)}: {exc}") from None
+
+
+def _getitem_shape(x, index):
+    shape, dtype = shape_of(x), np.result_type(x.dtype if isinstance(x, Tensor) else x)
+    if shape is None or None in shape:
+        return None, dtype
+    return _getitem(np.broadcast_to(np.zeros((), dtype), shape), index).shape, dtype
+
+
 def _scatter_add(g, index, shape):
     out = np.zeros(shape, dtype=np.result_type(g))
-    if _is_basic_index(index):  # basic indices never repeat an element: plain assignment
-        out[index] = g
-    else:
-        np.add.at(out, index, g)
+    try:
+        if _is_basic_index(index):  # basic indices never repeat an element: plain assignment
+            out[index] = g
+        else:
+            np.add.at(out, index, g)
+    except (IndexError, ValueError) as exc:
+        raise type(exc)(f"scatter_add: cannot add values of shape {np.shape(g)} at index "
+                        f"{index!r} of an array of shape {tuple(shape)}: {exc}") from None
     return out
 
 
-getitem = primitive("getitem", lambda x, index: x[index],
+# ``getitem`` takes a normalized index (see ``ops.indexing.normalize_index``): ints, slices,
+# None, Ellipsis and integer numpy arrays (boolean masks are turned into integer arrays), so
+# that its VJP ``scatter_add`` accumulates repeated indices.
+getitem = primitive("getitem", _getitem,
                     vjp=[lambda g, ans, x, index: scatter_add(g, index=index,
                                                               shape=shape_of(x))],
-                    linear=True)
+                    linear=True, shape_rule=_getitem_shape)
 scatter_add = primitive("scatter_add", _scatter_add,
                         vjp=[lambda g, ans, x, index, shape: getitem(g, index=index)],
-                        linear=True)
+                        linear=True,
+                        shape_rule=lambda g, index, shape: (tuple(shape), np.result_type(
+                            g.dtype if isinstance(g, Tensor) else g)))
 
 
 def _cast_vjp(g, ans, x, dtype):

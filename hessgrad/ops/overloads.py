@@ -1,36 +1,33 @@
 """Python operators on Tensor (``+``, ``@``, ``[]``, comparisons, ...), bound to primitives."""
 
 from ..engine.tensor import Tensor
-from . import core, elementwise as ew, linalg, shape
+from . import core, elementwise as ew, indexing, linalg, shape
 
 
 def _swap(op):
     return lambda self, other: op(other, self)
 
 
-def _normalize_index(index):
-    """Tensors inside an index become their (concrete) values; lists become arrays."""
-    import numpy as np
-
-    def part(p):
-        if isinstance(p, Tensor):
-            return p._concrete("an index")
-        if isinstance(p, list):
-            return np.asarray(p)
-        return p
-
-    return tuple(part(p) for p in index) if isinstance(index, tuple) else part(index)
-
-
 def _getitem(self, index):
-    return core.getitem(self, index=_normalize_index(index))
+    return indexing.index(self, index)
+
+
+def _iter(self):
+    shape = self.shape
+    if shape is None or not shape:
+        raise TypeError("iteration over a 0-d tensor" if shape == () else
+                        f"iteration over tensor {self.name} of unknown shape")
+    if shape[0] is None:
+        raise TypeError(f"iteration over tensor {self.name} whose first dimension is unknown")
+    return (core.getitem(self, index=i) for i in range(shape[0]))
 
 
 def _setitem(self, index, value):
     raise TypeError(
         "hessgrad tensors are immutable: `a[i] = v` cannot be differentiated in place. Build "
-        "the new array functionally, e.g. `a = hg.numpy.where(mask, v, a)`, or collect "
-        "values in a list and `hg.numpy.stack` them.")
+        "the new array functionally: `a = a.at[i].set(v)` (or `.add(v)`, `.multiply(v)`), "
+        "`a = hg.numpy.where(mask, v, a)`, or collect values in a list and "
+        "`hg.numpy.stack` them.")
 
 
 METHODS = {
@@ -45,7 +42,8 @@ METHODS = {
     "__ge__": ew.greater_equal, "__eq__": ew.equal, "__ne__": ew.not_equal,
     "__and__": ew.logical_and, "__or__": ew.logical_or, "__xor__": ew.logical_xor,
     "__invert__": ew.logical_not,
-    "__getitem__": _getitem, "__setitem__": _setitem,
+    "__getitem__": _getitem, "__setitem__": _setitem, "__iter__": _iter,
+    "at": property(indexing.AtIndexer, doc=indexing.AtIndexer.__doc__),
     "T": property(lambda self: shape.transpose(self)),
 }
 for _name, _fn in METHODS.items():
