@@ -1,0 +1,275 @@
+"""Linear-algebra primitives: first and second derivatives (forward and reverse) against finite
+differences, batching/broadcasting, graph mode, shape rules and error messages."""
+
+import numpy as np
+import pytest
+
+import hessgrad as hg
+from hessgrad.ops import decompositions as D
+from hessgrad.ops import linalg as L
+from hessgrad.testing import check_grads
+
+COVERED = {"matmul", "einsum", "inv", "solve", "solve_triangular", "det", "slogdet", "pinv",
+           "matrix_rank", "cholesky", "eigh", "eigvalsh", "qr", "svd", "svdvals"}
+
+rng = np.random.default_rng(42)
+
+
+def randn(*shape):
+    return rng.standard_normal(shape)
+
+
+def well(*shape):
+    """Well-conditioned square matrices (a stack when ``shape`` has leading dims)."""
+    n = shape[-1]
+    return randn(*shape) + 3.0 * np.eye(n)
+
+
+def spd(*shape):
+    a = randn(*shape)
+    return a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])
+
+
+def sym(f):
+    """Differentiate a symmetric-input op through the symmetric part of its argument."""
+    return lambda a, *rest: f((a + hg.transpose(a, axes=_last_two(a))) * 0.5, *rest)
+
+
+def _last_two(a):
+    nd = len(a.shape)
+    return tuple(range(nd - 2)) + (nd - 1, nd - 2)
+
+
+def sq(x):
+    """Sign-invariant view of eigen/singular vectors (columns defined up to sign)."""
+    return x * x
+
+
+def uvt(fn):
+    """U Vh from an SVD: invariant to the joint sign flips of singular vector pairs."""
+    def f(a):
+        u, s, vh = fn(a)
+        return hg.matmul(u, vh) * (1.0 + hg.reduce_sum(s, axis=-1)[..., None, None])
+    return f
+
+
+# name, function, args --------------------------------------------------------------------
+ROWS = [
+    ("matmul_mm", lambda a, b: L.matmul(a, b), (randn(3, 4), randn(4, 2))),
+    ("matmul_batched_bcast", lambda a, b: L.matmul(a, b), (randn(2, 1, 3, 4), randn(3, 4, 2))),
+    ("matmul_vec_mat", lambda a, b: L.matmul(a, b), (randn(4), randn(2, 4, 3))),
+    ("matmul_mat_vec", lambda a, b: L.matmul(a, b), (randn(2, 3, 4), randn(4))),
+    ("matmul_vec_vec", lambda a, b: L.matmul(a, b), (randn(4), randn(4))),
+    ("einsum_contract", lambda a, b: L.einsum("ij,jk->ik", a, b), (randn(2, 3), randn(3, 4))),
+    ("einsum_trace", lambda a: L.einsum("ii", a), (randn(3, 3),)),
+    ("einsum_diag_bcast", lambda a, b: L.einsum("...ii,...i->...i", a, b),
+     (randn(2, 3, 3), randn(3))),
+    ("einsum_sum_away", lambda a, b: L.einsum("ijk,j->i", a, b), (randn(2, 3, 4), randn(3))),
+    ("einsum_three", lambda a, b, c: L.einsum("ij,jk,kl->il", a, b, c),
+     (randn(2, 3), randn(3, 4), randn(4, 2))),
+    ("inv", D.inv, (well(3, 3),)),
+    ("inv_batched", D.inv, (well(2, 3, 3),)),
+    ("inv_1x1", D.inv, (np.array([[2.5]]),)),
+    ("solve", D.solve, (well(3, 3), randn(3, 2))),
+    ("solve_batched_bcast", D.solve, (well(2, 3, 3), randn(3, 1))),
+    ("solve_bcast_b", D.solve, (well(3, 3), randn(2, 3, 2))),
+    ("solve_triangular_lower", lambda a, b: D.solve_triangular(a, b, lower=True),
+     (well(3, 3), randn(3, 2))),
+    ("solve_triangular_upper_batched", lambda a, b: D.solve_triangular(a, b, lower=False),
+     (well(2, 3, 3), randn(2, 3, 2))),
+    ("det", D.det, (well(3, 3),)),
+    ("det_batched", D.det, (well(2, 3, 3),)),
+    ("slogdet", lambda a: D.slogdet(a)[1], (well(3, 3),)),
+    ("slogdet_negative_batched", lambda a: D.slogdet(a)[1],
+     (np.stack([well(3, 3), -well(3, 3)]),)),
+    ("slogdet_both", lambda a: D.slogdet(a)[0] * D.slogdet(a)[1], (-well(3, 3),)),
+    ("pinv_tall", D.pinv, (randn(5, 3),)),
+    ("pinv_wide", D.pinv, (randn(2, 4),)),
+    ("pinv_square_batched", D.pinv, (well(2, 3, 3),)),
+    ("cholesky", sym(D.cholesky), (spd(4, 4),)),
+    ("cholesky_batched", sym(D.cholesky), (spd(2, 3, 3),)),
+    ("eigh_values", sym(lambda a: D.eigh(a)[0]), (spd(4, 4),)),
+    ("eigh_vectors", sym(lambda a: sq(D.eigh(a)[1])), (randn(4, 4),)),
+    ("eigh_both_batched", sym(lambda a: D.eigh(a)[0][..., None] * sq(D.eigh(a)[1])),
+     (randn(2, 3, 3),)),
+    ("eigvalsh", sym(D.eigvalsh), (randn(4, 4),)),
+    ("eigvalsh_batched", sym(D.eigvalsh), (randn(2, 3, 3),)),
+    ("qr_tall", lambda a: D.qr(a)[0] * 2.0 + D.qr(a)[1][0], (randn(5, 3),)),
+    ("qr_square", lambda a: D.qr(a)[0], (randn(3, 3),)),
+    ("qr_r_only_batched", lambda a: D.qr(a)[1], (randn(2, 4, 3),)),
+    ("svd_tall", uvt(D.svd), (randn(5, 3),)),
+    ("svd_wide", uvt(D.svd), (randn(3, 5),)),
+    ("svd_square_batched", uvt(D.svd), (randn(2, 3, 3),)),
+    ("svd_u_only", lambda a: sq(D.svd(a)[0]), (randn(4, 3),)),
+    ("svd_vh_only", lambda a: sq(D.svd(a)[2]), (randn(3, 4),)),
+    ("svd_s_only", lambda a: D.svd(a)[1], (randn(4, 3),)),
+    ("svdvals", D.svdvals, (randn(4, 3),)),
+    ("svdvals_batched_wide", D.svdvals, (randn(2, 2, 4),)),
+]
+
+
+@pytest.mark.parametrize("name,f,args", ROWS, ids=[r[0] for r in ROWS])
+def test_grads_order2(name, f, args):
+    check_grads(f, args, order=2, modes=("fwd", "rev"), atol=1e-5, rtol=1e-5)
+
+
+# forward values against numpy -------------------------------------------------------------
+VALUES = [
+    (D.inv, np.linalg.inv, (well(2, 3, 3),)),
+    (D.solve, np.linalg.solve, (well(2, 3, 3), randn(3, 2))),
+    (lambda a, b: D.solve_triangular(a, b, lower=True),
+     lambda a, b: np.linalg.solve(np.tril(a), b), (well(3, 3), randn(3, 2))),
+    (D.det, np.linalg.det, (well(2, 3, 3),)),
+    (lambda a: D.slogdet(a)[0], lambda a: np.linalg.slogdet(a)[0], (-well(2, 3, 3),)),
+    (lambda a: D.slogdet(a)[1], lambda a: np.linalg.slogdet(a)[1], (-well(2, 3, 3),)),
+    (D.pinv, np.linalg.pinv, (randn(2, 5, 3),)),
+    (D.matrix_rank, np.linalg.matrix_rank, (randn(4, 2) @ randn(2, 5),)),
+    (D.cholesky, np.linalg.cholesky, (spd(2, 3, 3),)),
+    (lambda a: D.eigh(a)[0], lambda a: np.linalg.eigh(a)[0], (spd(2, 4, 4),)),
+    (lambda a: D.eigh(a)[1], lambda a: np.linalg.eigh(a)[1], (spd(2, 4, 4),)),
+    (D.eigvalsh, np.linalg.eigvalsh, (spd(3, 3),)),
+    (lambda a: D.qr(a)[0], lambda a: np.linalg.qr(a)[0], (randn(2, 5, 3),)),
+    (lambda a: D.qr(a)[1], lambda a: np.linalg.qr(a)[1], (randn(3, 5),)),
+    (lambda a: D.svd(a)[0], lambda a: np.linalg.svd(a, full_matrices=False)[0], (randn(5, 3),)),
+    (lambda a: D.svd(a)[2], lambda a: np.linalg.svd(a, full_matrices=False)[2], (randn(3, 5),)),
+    (D.svdvals, lambda a: np.linalg.svd(a, compute_uv=False), (randn(2, 3, 5),)),
+]
+
+
+@pytest.mark.parametrize("k", range(len(VALUES)))
+def test_forward_values_and_graph_mode(k):
+    f, ref, args = VALUES[k]
+    expected = ref(*args)
+    np.testing.assert_allclose(f(*args).numpy(), expected, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(hg.function(f)(*args), expected, rtol=1e-10, atol=1e-12)
+
+
+GRAPH_GRADS = [r for r in ROWS if r[0] in {
+    "inv", "solve_batched_bcast", "solve_triangular_lower", "det", "slogdet", "pinv_tall",
+    "cholesky", "eigh_vectors", "eigvalsh", "qr_tall", "svd_tall", "svdvals", "einsum_trace",
+    "matmul_vec_mat"}]
+
+
+@pytest.mark.parametrize("name,f,args", GRAPH_GRADS, ids=[r[0] for r in GRAPH_GRADS])
+def test_graph_mode_gradient_matches_eager(name, f, args):
+    def loss(*xs):
+        return hg.reduce_sum(f(*xs) ** 2)
+    g_eager = hg.grad(loss, argnums=tuple(range(len(args))))(*args)
+    g_graph = hg.function(hg.grad(loss, argnums=tuple(range(len(args)))))(*args)
+    for e, g in zip(g_eager, g_graph):
+        np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-12)
+
+
+def test_graph_mode_hessian_vector_product_of_inverse():
+    a, v = well(3, 3), randn(3, 3)
+
+    def loss(x):
+        return hg.reduce_sum(D.inv(x) ** 3)
+
+    def hvp(x, v):
+        return hg.jvp(hg.grad(loss), (x,), (v,))[1]
+    np.testing.assert_allclose(hg.function(hvp)(a, v), hvp(a, v), rtol=1e-10)
+
+
+# shape rules: the all-ones stand-in would be singular or indefinite -------------------------
+@pytest.mark.parametrize("op,shapes,expected", [
+    (D.inv, [(2, 3, 3)], [(2, 3, 3)]),
+    (D.solve, [(2, 3, 3), (3, 4)], [(2, 3, 4)]),
+    (lambda a, b: D.solve_triangular(a, b), [(3, 3), (5, 3, 1)], [(5, 3, 1)]),
+    (D.det, [(4, 2, 2)], [(4,)]),
+    (D.slogdet, [(2, 2)], [(), ()]),
+    (D.pinv, [(2, 5, 3)], [(2, 3, 5)]),
+    (D.matrix_rank, [(5, 3)], [()]),
+    (D.cholesky, [(3, 3)], [(3, 3)]),
+    (D.eigh, [(2, 3, 3)], [(2, 3), (2, 3, 3)]),
+    (D.eigvalsh, [(3, 3)], [(3,)]),
+    (D.qr, [(5, 3)], [(5, 3), (3, 3)]),
+    (D.qr, [(3, 5)], [(3, 3), (3, 5)]),
+    (D.svd, [(2, 5, 3)], [(2, 5, 3), (2, 3), (2, 3, 3)]),
+    (D.svdvals, [(3, 5)], [(3,)]),
+])
+def test_shape_rules(op, shapes, expected):
+    graph = hg.Graph()
+    with graph.as_default():
+        ins = [hg.placeholder("float64", s) for s in shapes]
+        out = op(*ins)
+    outs = out if isinstance(out, tuple) else (out,)
+    assert [o.shape for o in outs] == expected
+
+
+def test_float32_stays_float32():
+    a = well(3, 3).astype(np.float32)
+    for op in (D.inv, D.cholesky, D.eigvalsh, D.svdvals):
+        x = a @ a.T if op in (D.cholesky,) else a
+        assert op(x).dtype == np.float32
+    g = hg.grad(lambda x: hg.reduce_sum(D.inv(x)))(a)
+    assert g.dtype == np.float32
+
+
+# errors name the op, the argument and the shapes --------------------------------------------
+@pytest.mark.parametrize("call,exc,match", [
+    (lambda: D.inv(np.ones((3, 4))), ValueError, r"inv: a has shape \(3, 4\) but must be square"),
+    (lambda: D.inv(np.ones(3)), ValueError, r"inv: a has shape \(3,\) but must be at least 2-D"),
+    (lambda: D.inv(np.ones((2, 2))), np.linalg.LinAlgError, r"inv: a of shape \(2, 2\) is "
+                                                            "singular"),
+    (lambda: D.solve(np.eye(3), np.ones((4, 2))), ValueError,
+     r"solve: a has shape \(3, 3\) and b has shape \(4, 2\)"),
+    (lambda: D.solve(np.ones((2, 3, 3)), np.ones((4, 3, 1))), ValueError,
+     "solve: the stacked dimensions"),
+    (lambda: D.cholesky(-np.eye(2)), np.linalg.LinAlgError, "cholesky: a of shape .* not "
+                                                            "positive definite"),
+    (lambda: D.eigh(np.ones((2, 3))), ValueError, "eigh: a has shape"),
+    (lambda: D.det(np.ones((2, 3))), ValueError, "det: a has shape"),
+    (lambda: D.svd(np.ones(3)), ValueError, "svd: a has shape"),
+])
+def test_errors(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
+
+
+def test_shape_errors_at_trace_time():
+    graph = hg.Graph()
+    with graph.as_default():
+        x = hg.placeholder("float64", (3, 4))
+        with pytest.raises(ValueError, match=r"inv: a has shape \(3, 4\)"):
+            D.inv(x)
+
+
+def test_qr_wide_derivative_not_implemented():
+    with pytest.raises(NotImplementedError, match=r"qr: .*a has shape \(2, 4\)"):
+        hg.grad(lambda a: hg.reduce_sum(D.qr(a)[0]))(randn(2, 4))
+
+
+def test_eigh_gradient_is_symmetric_and_uses_lower_triangle():
+    # The forward reads the lower triangle; the gradient treats a as symmetric.
+    a = spd(3, 3)
+    g = hg.grad(lambda x: D.eigh(x)[0][-1])(a)
+    np.testing.assert_allclose(g, g.T)
+    w, v = np.linalg.eigh(a)
+    np.testing.assert_allclose(g, np.outer(v[:, -1], v[:, -1]), atol=1e-12)
+
+
+def test_eigvalsh_degenerate_first_derivative_finite():
+    # Repeated eigenvalues: the trace (sum of eigenvalues) still has gradient I.
+    g = hg.grad(lambda x: hg.reduce_sum(D.eigvalsh(x)))(np.eye(3))
+    np.testing.assert_allclose(g, np.eye(3), atol=1e-12)
+
+
+def test_slogdet_sign_gets_no_gradient():
+    g = hg.grad(lambda x: D.slogdet(x)[0])(well(3, 3))
+    np.testing.assert_array_equal(g, np.zeros((3, 3)))
+
+
+def test_second_derivative_of_logdet_is_known():
+    # d^2 logdet(A)[V, V] = -tr(A^-1 V A^-1 V)
+    a, v = well(3, 3), randn(3, 3)
+    hv = hg.jvp(hg.grad(lambda x: D.slogdet(x)[1]), (a,), (v,))[1]
+    ai = np.linalg.inv(a)
+    np.testing.assert_allclose(np.sum(hv * v), -np.trace(ai @ v @ ai @ v), rtol=1e-10)
+
+
+def test_einsum_forward_matches_numpy():
+    a, b = randn(2, 3, 3), randn(3, 4)
+    for spec, ops in [("...ii->...i", (a,)), ("bij,jk->bik", (a, b)), ("ii", (a[0],)),
+                      ("ij,ij->", (a[0], a[1])), ("bij->", (a,))]:
+        np.testing.assert_allclose(L.einsum(spec, *ops).numpy(), np.einsum(spec, *ops))
