@@ -1,0 +1,945 @@
+"""Control flow with TensorFlow's semantics: ``while_loop``, ``cond`` and ``TensorArray``.
+
+Eager mode runs them at once: ``while_loop`` is a Python loop calling ``body``, ``cond`` calls
+the branch its concrete predicate picks, and an eager ``TensorArray`` is a list of tensors that
+``stack()`` joins with the ``stack`` op. Tapes and accumulators see every op, so derivatives of
+any order come for free.
+
+Graph mode (``with hg.Graph().as_default()`` or a traced ``hg.function``): the trip count and
+the predicate are unknown at trace time, so each loop body, loop condition and branch is traced
+once into the *same* graph as a separate *block* of nodes. Loop variables enter a block as
+placeholders of that block; the outer tensors a block reads are found by walking back from its
+outputs (its *captures*). One ``while`` (or ``cond``) node then takes the initial loop variables
+plus the captures as inputs and holds executor plans (:class:`~hessgrad.engine.graph.Plan`) for
+its blocks in its params; its forward replays those plans. Block nodes are reachable from outer
+fetches only through a node's params, never through inputs, so outer plans and the backprop core
+never see them. Nodes created while a block is traced -- including gradient nodes built by
+``gradients()`` inside a loop body, as ``hessians`` does -- belong to the block and read outer
+tensors as captures.
+
+Gradients. The VJP of ``cond`` is a ``cond`` of the branches' VJPs (each branch is traced again
+and differentiated with ``gradients``). The VJP of ``while`` is a reverse ``while_loop``: the
+forward node keeps each iteration's loop state in hidden history outputs (switched on only when
+a gradient is built, so ``hessians`` keeps no history), and the reverse body re-traces ``body``
+at the saved state and pulls the cotangents back through it with ``gradients``. Since these
+VJPs are themselves ``cond``/``while`` nodes with VJPs, graph-mode loops can be differentiated
+again (second order).
+
+TensorArray in graph mode is one loop-carried buffer tensor of shape ``(capacity,) +
+element_shape`` (plus a size tensor when ``dynamic_size``). Writes update the buffer *in place*
+(no O(size) copy per write, so a 5000 x 5000 Hessian is built in one 200 MB buffer). That is
+sound because a TensorArray flow value is used once: after ``ta2 = ta.write(i, v)`` the old
+``ta`` must not be read again, and each element is written at most once (TensorFlow's rules).
+No rule reads a buffer's forward value (reads, writes and their adjoints are linear), so the
+aliasing cannot corrupt gradients either.
+"""
+
+import numpy as np
+
+from ..engine.dispatch import READ
+from ..engine.gradients import gradients
+from ..engine.graph import CONST, Plan, get_default_graph
+from ..engine.nest import flatten, pack_as
+from ..engine.registry import primitive
+from ..engine.tensor import Tensor, Variable, is_differentiable_dtype, shape_of
+from .core import constant, convert_to_tensor, identity, reshape, stack, zeros, zeros_like
+from .elementwise import add, greater, maximum, subtract
+from .shape import concatenate
+
+
+# --- TensorArray buffer primitives (graph mode) -------------------------------------------
+def _rows(x):
+    return np.shape(x)[0]
+
+
+def _check_index(idx, rows, what, dynamic=False):
+    idx = np.asarray(idx)
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"{what}: index must be an integer, got dtype {idx.dtype}")
+    if idx.size and (idx.min() < 0 or (not dynamic and idx.max() >= rows)):
+        raise IndexError(f"{what}: index {idx.tolist()} is out of range for a TensorArray "
+                         f"of size {rows}")
+    return idx
+
+
+def _ta_buffer(shape, dtype):
+    return np.zeros(shape, dtype)
+
+
+tensor_array_buffer = primitive("tensor_array_buffer", _ta_buffer, nondiff=True,
+                                shape_rule=lambda shape, dtype: (tuple(shape), np.dtype(dtype)))
+
+
+def _ta_write(buf, idx, value, dynamic=False):
+    idx = _check_index(idx, _rows(buf), "TensorArray.write", dynamic)
+    value = np.asarray(value)
+    expected = idx.shape + buf.shape[1:]
+    if value.shape != expected:
+        raise ValueError(f"TensorArray.write: value of shape {value.shape} does not match the "
+                         f"element shape {buf.shape[1:]} (index shape {idx.shape})")
+    needed = int(idx.max()) + 1 if idx.size else 0
+    if needed > _rows(buf):  # only when dynamic: grow geometrically (amortised O(1) writes)
+        grown = np.zeros((max(needed, 2 * _rows(buf)),) + buf.shape[1:], buf.dtype)
+        grown[:_rows(buf)] = buf
+        buf = grown
+    buf[idx] = value  # in place: a TensorArray flow value is used once (module docstring)
+    return buf
+
+
+def _ta_write_shape(buf, idx, value, dynamic=False):
+    shape = shape_of(buf)
+    if dynamic and shape is not None:
+        shape = (None,) + tuple(shape[1:])
+    return shape, buf.dtype
+
+
+tensor_array_write = primitive(
+    "tensor_array_write", _ta_write,
+    vjp=[lambda g, ans, buf, idx, value, dynamic=False: tensor_array_clear(g, idx, buf),
+         None,
+         lambda g, ans, buf, idx, value, dynamic=False: tensor_array_read(g, idx)],
+    shape_rule=_ta_write_shape)
+
+
+def _ta_read(buf, idx, prefix=False):
+    if prefix:  # the first ``idx`` rows: TensorArray.stack
+        return np.array(buf[:int(idx)])
+    idx = _check_index(idx, _rows(buf), "TensorArray.read")
+    return np.array(buf[idx])
+
+
+def _ta_read_shape(buf, idx, prefix=False):
+    shape = shape_of(buf)
+    if shape is None:
+        return None, buf.dtype
+    if prefix:
+        n = idx if not isinstance(idx, Tensor) else None
+        return (None if n is None else int(n),) + tuple(shape[1:]), buf.dtype
+    return tuple(shape_of(idx)) + tuple(shape[1:]), buf.dtype
+
+
+tensor_array_read = primitive(
+    "tensor_array_read", _ta_read,
+    vjp=[lambda g, ans, buf, idx, prefix=False: tensor_array_read_adjoint(g, idx, buf,
+                                                                          prefix=prefix),
+         None],
+    linear=True, shape_rule=_ta_read_shape)
+
+
+def _ta_read_adjoint(g, idx, like, prefix=False):
+    out = np.zeros((_rows(like),) + np.shape(g)[np.ndim(idx) if not prefix else 1:],
+                   np.result_type(g))
+    if prefix:
+        out[:int(idx)] = g
+    else:
+        np.add.at(out, np.asarray(idx), g)
+    return out
+
+
+tensor_array_read_adjoint = primitive(
+    "tensor_array_read_adjoint", _ta_read_adjoint,
+    vjp=[lambda g, ans, gy, idx, like, prefix=False: tensor_array_read(g, idx, prefix=prefix),
+         None, None],
+    linear=True, shape_rule=lambda g, idx, like, prefix=False: (shape_of(like), g.dtype))
+
+
+def _ta_clear(g, idx, like):
+    """``g`` resized to the rows of ``like`` with rows ``idx`` zeroed (a write's adjoint)."""
+    rows = _rows(like)
+    out = np.zeros((rows,) + np.shape(g)[1:], np.result_type(g))
+    m = min(rows, _rows(g))
+    out[:m] = g[:m]
+    idx = np.asarray(idx)
+    out[idx[idx < rows] if idx.ndim else (idx if idx < rows else [])] = 0
+    return out
+
+
+def _ta_clear_shape(g, idx, like):
+    gs, ls = shape_of(g), shape_of(like)
+    if gs is None or ls is None:
+        return None, g.dtype
+    return (ls[0],) + tuple(gs[1:]), g.dtype
+
+
+tensor_array_clear = primitive(
+    "tensor_array_clear", _ta_clear,
+    vjp=[lambda gg, ans, g, idx, like: tensor_array_clear(gg, idx, g), None, None],
+    linear=True, shape_rule=_ta_clear_shape)
+
+
+# --- blocks: a traced body or branch --------------------------------------------------------
+def _block_tensor(x, graph):
+    """``x`` as a tensor computed inside the block being traced."""
+    if isinstance(x, Variable):
+        return identity(x)
+    if isinstance(x, Tensor):
+        return graph.constant(x._value) if x._value is not None else x
+    return convert_to_tensor(x)
+
+
+class _Block:
+    """The nodes ``fn(placeholders)`` adds to ``graph``; its captures and a plan to run it.
+
+    ``fn`` takes a list of placeholders (one per aval) and returns a flat list of outputs.
+    """
+
+    def __init__(self, graph, fn, avals, name):
+        start = len(graph.nodes)
+        with graph.as_default():
+            self.params = [graph.placeholder(dtype, shape, name=f"{name}/input{k}")
+                           for k, (shape, dtype) in enumerate(avals)]
+            self.outputs = [_block_tensor(o, graph) for o in fn(self.params)]
+        self.graph = graph
+        block = {id(n) for n in graph.nodes[start:]}
+        fed = {id(p) for p in self.params}
+        captures, seen = [], set()
+        stack_ = list(self.outputs)
+        while stack_:
+            t = stack_.pop()
+            if t._value is not None or id(t) in seen or id(t) in fed:
+                continue
+            seen.add(id(t))
+            node = t._node
+            # A variable read is never block-local: a later outer read reuses it (the graph
+            # caches reads), and gradients w.r.t. the variable must reach it from outside.
+            if id(node) not in block or node.prim is READ:
+                captures.append(t)
+                continue
+            stack_.extend(a for a in node.inputs if isinstance(a, Tensor) and a._value is None)
+        self.captures = sorted(captures, key=lambda t: (t._node.seq, t._index))
+
+    def plan(self, captures):
+        return Plan(self.graph, self.outputs, self.params + list(captures))
+
+
+def _union(*lists):
+    out, seen = [], set()
+    for t in (t for lst in lists for t in lst):
+        if id(t) not in seen:
+            seen.add(id(t))
+            out.append(t)
+    return out
+
+
+def _compatible(shape, invariant):
+    if invariant is None or shape is None:
+        return True
+    return len(shape) == len(invariant) and all(
+        a is None or b is None or a == b for a, b in zip(shape, invariant))
+
+
+def _describe(structure):
+    n = len(flatten(structure))
+    kinds = ["TensorArray" if isinstance(x, TensorArray) else "Tensor" for x in flatten(structure)]
+    return repr(pack_as(structure, kinds)) if n else repr(structure)
+
+
+def _concrete_int(x, what):
+    if x is None:
+        return None
+    if isinstance(x, Tensor):
+        if x._value is not None:
+            return int(x._value)
+        if x._node.prim is CONST:
+            return int(x._node.params["value"])
+        raise TypeError(f"{what} must be known when the graph is built (a Python int or a "
+                        f"constant), got the symbolic tensor {x.name}")
+    return int(x)
+
+
+# --- while_loop -----------------------------------------------------------------------------
+class _Record:
+    """Whether a ``while`` node keeps each iteration's state (turned on by its VJP)."""
+
+    __slots__ = ("on",)
+
+    def __init__(self):
+        self.on = False
+
+
+class _Loop:
+    """The static facts of a traced ``while`` node its VJP needs."""
+
+    def __init__(self, body_flat, avals, buffers, out_avals):
+        self.body_flat = body_flat      # flat state tensors -> flat next-state tensors
+        self.avals = avals              # (shape invariant, dtype) per flat loop variable
+        self.buffers = buffers          # indices of TensorArray buffers (write-once, no history)
+        self.recorded = [j for j in range(len(avals)) if j not in buffers]
+        self.out_avals = out_avals
+
+
+def _while_forward(*values, n_vars, cond_plan, body_plan, maximum_iterations, record, loop):
+    state = list(values[:n_vars])
+    captures = list(values[n_vars:])
+    history = [] if record.on else None
+    count = 0
+    while maximum_iterations is None or count < maximum_iterations:
+        if not bool(np.asarray(cond_plan.run(state + captures)[0])):
+            break
+        if history is not None:
+            history.append(state)
+        state = body_plan.run(state + captures)
+        count += 1
+    saved = []
+    for j in loop.recorded:
+        if history is None:
+            saved.append(None)  # nothing consumes it: no gradient was asked for
+        elif history:
+            saved.append(np.stack([np.asarray(h[j]) for h in history]))
+        else:
+            saved.append(np.zeros((0,) + np.shape(values[j]), np.result_type(values[j])))
+    return tuple(state) + (np.int64(count),) + tuple(saved)
+
+
+def _while_vjp(g, ans, *inputs, n_vars, loop, record, **_):
+    record.on = True  # the forward now keeps every iteration's state for the reverse loop
+    finals, count, hists = ans[:n_vars], ans[n_vars], ans[n_vars + 1:]
+    g_finals, g_hists = g[:n_vars], g[n_vars + 1:]
+    captures = inputs[n_vars:]
+    dvars = [j for j in range(n_vars) if is_differentiable_dtype(finals[j].dtype)]
+    dcaps = [c for c, t in enumerate(captures)
+             if isinstance(t, Tensor) and is_differentiable_dtype(t.dtype)]
+    result = [None] * len(inputs)
+    if not dvars and not dcaps:
+        return result
+    hist_of = dict(zip(loop.recorded, hists))
+    g_hist_of = {j: gh for j, gh in zip(loop.recorded, g_hists) if gh is not None}
+    nv = len(dvars)
+
+    def reverse_cond(k, *_):
+        return greater(k, 0)
+
+    def reverse_body(k, *acc):
+        k1 = subtract(k, 1)
+        state = [tensor_array_read(hist_of[j], k1) if j in hist_of else finals[j]
+                 for j in range(n_vars)]
+        outs = loop.body_flat(state)
+        d_caps = [captures[c] for c in dcaps]
+        pulled = gradients([outs[j] for j in dvars], [state[j] for j in dvars] + d_caps,
+                           grad_ys=list(acc[:nv]), stop_gradients=state + d_caps,
+                           unconnected_gradients="zero")
+        g_state = []
+        for i, j in enumerate(dvars):
+            gj = pulled[i]
+            if j in g_hist_of:
+                gj = add(gj, tensor_array_read(g_hist_of[j], k1))
+            g_state.append(gj)
+        g_caps = [add(a, b) for a, b in zip(acc[nv:], pulled[nv:])]
+        return (k1, *g_state, *g_caps)
+
+    init = [count]
+    init += [g_finals[j] if g_finals[j] is not None else zeros_like(finals[j]) for j in dvars]
+    init += [zeros_like(captures[c]) for c in dcaps]
+    invariants = [()] + [loop.avals[j][0] for j in dvars] + \
+        [shape_of(captures[c]) for c in dcaps]
+    out = while_loop(reverse_cond, reverse_body, tuple(init), shape_invariants=tuple(
+        _Shape(s) for s in invariants))
+    for i, j in enumerate(dvars):
+        result[j] = out[1 + i]
+    for i, c in enumerate(dcaps):
+        result[n_vars + c] = out[1 + nv + i]
+    return result
+
+
+_while = primitive("while", _while_forward, vjp=_while_vjp, none_grads_ok=True,
+                   multiple_results=True,
+                   shape_rule=lambda *inputs, loop, **params: loop.out_avals)
+
+
+class _Shape:
+    """A shape invariant as one leaf of a structure (tuples would be flattened)."""
+
+    __slots__ = ("shape",)
+
+    def __init__(self, shape):
+        self.shape = None if shape is None else tuple(shape)
+
+
+def _invariant_leaves(loop_vars, shape_invariants):
+    """One shape (or None) per leaf of ``loop_vars``, from a parallel structure of shapes."""
+    out = []
+
+    def walk(s, inv):
+        if isinstance(s, (list, tuple, dict)):
+            keys = sorted(s) if isinstance(s, dict) else range(len(s))
+            if isinstance(inv, dict) != isinstance(s, dict) or len(inv) != len(s):
+                raise ValueError(f"while_loop: shape_invariants {shape_invariants!r} do not "
+                                 f"match the structure of loop_vars {_describe(loop_vars)}")
+            for k in keys:
+                walk(s[k], inv[k])
+        else:
+            if isinstance(inv, _Shape):
+                inv = inv.shape
+            elif inv is not None:
+                inv = tuple(None if d is None else int(d) for d in inv)
+            out.append(inv)
+
+    walk(loop_vars, shape_invariants)
+    return out
+
+
+def _leaf_in_loop(x):
+    return x if isinstance(x, TensorArray) else convert_to_tensor(x)
+
+
+def _to_flat(leaves, what):
+    flat, kinds = [], []
+    for leaf in leaves:
+        if isinstance(leaf, TensorArray):
+            flat.extend(leaf._flows(what))
+            kinds.append(leaf)
+        else:
+            flat.append(leaf)
+            kinds.append(None)
+    return flat, kinds
+
+
+def _from_flat(flat, kinds):
+    leaves, k = [], 0
+    for kind in kinds:
+        if kind is None:
+            leaves.append(flat[k])
+            k += 1
+        else:
+            n = len(kind._flows("while_loop"))
+            leaves.append(kind._with_flows(flat[k:k + n]))
+            k += n
+    return leaves
+
+
+def _normalize_body_result(out, loop_vars, packed):
+    if packed:  # a single loop variable: body may return it bare or in a 1-tuple
+        if isinstance(out, (list, tuple)) and len(out) == 1:
+            out = out[0]
+        return out
+    if len(loop_vars) == 1 and not isinstance(out, (list, tuple)):
+        return (out,)
+    return out
+
+
+def _check_same_structure(loop_vars, out):
+    a, b = flatten(loop_vars), flatten(out)
+    if len(a) != len(b) or any(isinstance(x, TensorArray) != isinstance(y, TensorArray)
+                               for x, y in zip(a, b)):
+        raise ValueError(f"while_loop: body must return the same structure as loop_vars: "
+                         f"loop_vars is {_describe(loop_vars)}, body returned {_describe(out)}")
+
+
+def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10,
+               back_prop=True, swap_memory=False, maximum_iterations=None, name=None):
+    """Repeat ``loop_vars = body(*loop_vars)`` while ``cond(*loop_vars)`` (TensorFlow's
+    ``tf.while_loop``).
+
+    Args:
+        cond: callable returning a boolean scalar from the loop variables.
+        body: callable returning new loop variables with the same structure (and, in graph
+            mode, the same dtypes and shapes unless ``shape_invariants`` relaxes them).
+        loop_vars: a tensor, array, number or TensorArray, or a (nested) tuple/list/dict of
+            them; ``cond`` and ``body`` get the elements of a tuple/list as arguments.
+        shape_invariants: a structure like ``loop_vars`` of shapes (``None`` dims are free).
+        maximum_iterations: optional int bound on the trip count.
+        parallel_iterations, back_prop, swap_memory, name: accepted for compatibility.
+    Returns:
+        The final loop variables, with the structure of ``loop_vars``.
+    Raises:
+        TypeError: ``cond``/``body`` not callable, a dtype changes, or a non-boolean cond.
+        ValueError: ``body`` returns another structure or an incompatible shape.
+
+    >>> import hessgrad as hg
+    >>> hg.while_loop(lambda i, s: i < 4, lambda i, s: (i + 1, s * 2.0), (0, 1.0))[1].numpy()
+    array(16.)
+    >>> with hg.Graph().as_default() as g:
+    ...     n = hg.placeholder("int64", shape=())
+    ...     _, total = hg.while_loop(lambda i, s: i < n, lambda i, s: (i + 1, s + i), (0, 0))
+    >>> int(g.run(total, {n: 5}))
+    10
+    """
+    del parallel_iterations, back_prop, swap_memory, name
+    if not callable(cond):
+        raise TypeError(f"while_loop: cond must be callable, got {cond!r}")
+    if not callable(body):
+        raise TypeError(f"while_loop: body must be callable, got {body!r}")
+    packed = not isinstance(loop_vars, (list, tuple))
+    structure = (loop_vars,) if packed else loop_vars
+    if shape_invariants is not None and packed:
+        shape_invariants = (shape_invariants,)
+    max_iter = _concrete_int(maximum_iterations, "while_loop: maximum_iterations")
+    if max_iter is not None and max_iter < 0:
+        raise ValueError(f"while_loop: maximum_iterations must be >= 0, got {max_iter}")
+    leaves = [_leaf_in_loop(x) for x in flatten(structure)]
+    structure = pack_as(structure, leaves)
+    graph = get_default_graph()
+    if graph is None:
+        graph = next((x.graph for x in leaves if isinstance(x, Tensor) and x._value is None),
+                     None)
+    if graph is None:
+        out = _eager_while(cond, body, structure, max_iter, packed)
+    else:
+        out = _graph_while(graph, cond, body, structure, shape_invariants, max_iter, packed)
+    return out[0] if packed else out
+
+
+def _eager_while(cond, body, structure, max_iter, packed):
+    count = 0
+    while max_iter is None or count < max_iter:
+        if not bool(cond(*structure)):
+            break
+        out = _normalize_body_result(body(*structure), structure, packed)
+        if packed:
+            out = (out,)
+        _check_same_structure(structure, out)
+        structure = pack_as(structure, [_leaf_in_loop(x) for x in flatten(out)])
+        count += 1
+    return structure
+
+
+def _graph_while(graph, cond, body, structure, shape_invariants, max_iter, packed):
+    leaves = flatten(structure)
+    flat, kinds = _to_flat(leaves, "while_loop")
+    n_vars = len(flat)
+    if shape_invariants is not None:
+        per_leaf = _invariant_leaves(structure, shape_invariants)
+    else:
+        per_leaf = [None if isinstance(x, TensorArray) else x.shape for x in leaves]
+    invariants = []
+    for leaf, inv in zip(leaves, per_leaf):
+        if isinstance(leaf, TensorArray):
+            invariants.extend(leaf._invariants())
+        else:
+            invariants.append(inv)
+    avals = []
+    for k, (t, inv) in enumerate(zip(flat, invariants)):
+        if not _compatible(t.shape, inv):
+            raise ValueError(f"while_loop: loop variable {k} has shape {t.shape}, which is not "
+                             f"compatible with its shape invariant {inv}")
+        avals.append((inv, t.dtype))
+    buffers = {k for k, kind in enumerate(_expand_kinds(kinds)) if kind == "buffer"}
+
+    def call(fn, state):
+        return fn(*pack_as(structure, _from_flat(state, kinds)))
+
+    def cond_flat(state):
+        return [call(cond, state)]
+
+    def body_flat(state):
+        out = _normalize_body_result(call(body, state), structure, packed)
+        if packed:
+            out = (out,)
+        _check_same_structure(structure, out)
+        out_flat, _ = _to_flat([_leaf_in_loop(x) for x in flatten(out)], "while_loop")
+        return out_flat
+
+    cond_block = _Block(graph, cond_flat, avals, graph.unique_name("while/cond"))
+    pred = cond_block.outputs[0]
+    if pred.dtype != np.bool_ or (pred.shape is not None and pred.shape != ()):
+        raise TypeError(f"while_loop: cond must return a boolean scalar, got dtype {pred.dtype} "
+                        f"and shape {pred.shape}")
+    body_block = _Block(graph, body_flat, avals, graph.unique_name("while/body"))
+    for k, (o, (inv, dtype)) in enumerate(zip(body_block.outputs, avals)):
+        if o.dtype != dtype:
+            raise TypeError(f"while_loop: loop variable {k} has dtype {dtype} on entry but "
+                            f"{o.dtype} after one iteration of body")
+        if not _compatible(o.shape, inv):
+            raise ValueError(f"while_loop: loop variable {k} has shape {inv} on entry but "
+                             f"{o.shape} after one iteration of body; pass shape_invariants "
+                             "with None for the dimensions that change")
+    captures = _union(cond_block.captures, body_block.captures)
+    out_avals = list(avals) + [((), np.dtype(np.int64))]
+    for j, (shape, dtype) in enumerate(avals):
+        if j not in buffers:  # the stacked state of every iteration (the VJP's history)
+            out_avals.append((None if shape is None else (None,) + tuple(shape), dtype))
+    loop = _Loop(body_flat, avals, buffers, out_avals)
+    with graph.as_default():
+        outs = _while(*flat, *captures, n_vars=n_vars, cond_plan=cond_block.plan(captures),
+                      body_plan=body_block.plan(captures), maximum_iterations=max_iter,
+                      record=_Record(), loop=loop)
+    return pack_as(structure, _from_flat(list(outs[:n_vars]), kinds))
+
+
+def _expand_kinds(kinds):
+    out = []
+    for kind in kinds:
+        if kind is None:
+            out.append("tensor")
+        else:
+            out.extend(["buffer"] + ["size"] * (len(kind._flows("while_loop")) - 1))
+    return out
+
+
+# --- cond -----------------------------------------------------------------------------------
+def _cond_forward(pred, *captures, true_plan, false_plan, branches):
+    plan = true_plan if bool(np.asarray(pred)) else false_plan
+    return tuple(plan.run(list(captures)))
+
+
+def _cond_vjp(g, ans, pred, *captures, branches, **_):
+    dcaps = [c for c, t in enumerate(captures)
+             if isinstance(t, Tensor) and is_differentiable_dtype(t.dtype)]
+    douts = [k for k, o in enumerate(ans) if is_differentiable_dtype(o.dtype)]
+    result = [None] * (1 + len(captures))
+    if not dcaps:
+        return result
+
+    def pullback(branch):
+        def branch_vjp():
+            outs = branch()
+            return gradients([outs[k] for k in douts], [captures[c] for c in dcaps],
+                             grad_ys=[g[k] for k in douts], stop_gradients=list(captures),
+                             unconnected_gradients="zero")
+        return branch_vjp
+
+    grads = cond(pred, pullback(branches[0]), pullback(branches[1]))
+    for i, c in enumerate(dcaps):
+        result[1 + c] = grads[i]
+    return result
+
+
+def _cond_shape(pred, *captures, branches, **_):
+    return branches[2]
+
+
+_cond = primitive("cond", _cond_forward, vjp=_cond_vjp, multiple_results=True,
+                  shape_rule=_cond_shape)
+
+
+def cond(pred, true_fn=None, false_fn=None, name=None):
+    """``true_fn()`` if ``pred`` else ``false_fn()`` (TensorFlow's ``tf.cond``).
+
+    In eager mode, or when ``pred`` is a Python bool or a concrete tensor, only the chosen
+    branch runs. With a symbolic ``pred`` both branches are traced, must return the same
+    structure and dtypes, and one ``cond`` node picks at run time; gradients flow into the
+    tensors the branches read.
+
+    Args:
+        pred: a boolean scalar (tensor or Python bool).
+        true_fn, false_fn: callables without arguments returning tensors (any structure).
+    Returns:
+        The chosen branch's results.
+    Raises:
+        TypeError: a branch is not callable, or the branches' dtypes differ.
+        ValueError: the branches return different structures.
+
+    >>> import hessgrad as hg
+    >>> with hg.Graph().as_default() as g:
+    ...     x = hg.placeholder("float64", shape=())
+    ...     y = hg.cond(x > 0, lambda: x * x, lambda: -x)
+    ...     (dy,) = hg.gradients(y, [x])
+    >>> [float(v) for v in g.run([y, dy], {x: 3.0})], float(g.run(dy, {x: -1.0}))
+    ([9.0, 6.0], -1.0)
+    """
+    del name
+    if not callable(true_fn):
+        raise TypeError(f"cond: true_fn must be callable, got {true_fn!r}")
+    if not callable(false_fn):
+        raise TypeError(f"cond: false_fn must be callable, got {false_fn!r}")
+    graph = get_default_graph()
+    symbolic = isinstance(pred, Tensor) and pred._value is None and not isinstance(pred, Variable)
+    if not symbolic:
+        return true_fn() if bool(pred) else false_fn()
+    if pred.dtype != np.bool_ or (pred.shape is not None and pred.shape != ()):
+        raise TypeError(f"cond: pred must be a boolean scalar, got dtype {pred.dtype} and "
+                        f"shape {pred.shape}")
+    graph = graph or pred.graph
+    structures = {}
+
+    def flat_branch(fn, which):
+        def run():
+            out = fn()
+            structures[which] = out
+            return flatten(out)
+        return run
+
+    true_flat, false_flat = flat_branch(true_fn, "true_fn"), flat_branch(false_fn, "false_fn")
+    t_block = _Block(graph, lambda _: true_flat(), [], graph.unique_name("cond/true"))
+    f_block = _Block(graph, lambda _: false_flat(), [], graph.unique_name("cond/false"))
+    if _describe(structures["true_fn"]) != _describe(structures["false_fn"]):
+        raise ValueError(f"cond: true_fn and false_fn must return the same structure: true_fn "
+                         f"returned {_describe(structures['true_fn'])}, false_fn returned "
+                         f"{_describe(structures['false_fn'])}")
+    avals = []
+    for k, (a, b) in enumerate(zip(t_block.outputs, f_block.outputs)):
+        if a.dtype != b.dtype:
+            raise TypeError(f"cond: output {k} has dtype {a.dtype} in true_fn but {b.dtype} in "
+                            "false_fn")
+        sa, sb = a.shape, b.shape
+        if sa is None or sb is None or len(sa) != len(sb):
+            shape = None
+        else:
+            shape = tuple(x if x == y else None for x, y in zip(sa, sb))
+        avals.append((shape, a.dtype))
+    if not avals:
+        return structures["true_fn"]
+    captures = _union(t_block.captures, f_block.captures)
+    block_fns = (lambda: [_block_tensor(o, graph) for o in true_flat()],
+                 lambda: [_block_tensor(o, graph) for o in false_flat()], avals)
+    structure = structures["true_fn"]
+    with graph.as_default():
+        outs = _cond(pred, *captures, true_plan=t_block.plan(captures),
+                     false_plan=f_block.plan(captures), branches=block_fns)
+    return pack_as(structure, list(outs))
+
+
+# --- TensorArray ----------------------------------------------------------------------------
+class TensorArray:
+    """A list of same-shaped tensors written and read by index, usable in loops (TensorFlow's
+    ``tf.TensorArray``). ``write``, ``scatter`` and ``unstack`` return the new TensorArray;
+    use it instead of the old one.
+
+    Eagerly it is a Python list of tensors (differentiable through ``stack``). In graph mode
+    it is one buffer tensor written in place; see the module docstring for the rules.
+
+    Args:
+        dtype: element dtype.
+        size: number of elements (an int); 0 by default.
+        dynamic_size: allow writes past ``size`` (the array grows).
+        clear_after_read: accepted for compatibility (reads never clear).
+        element_shape: the shape of each element; needed in graph mode before the first
+            write when the array enters a ``while_loop``.
+
+    >>> import hessgrad as hg
+    >>> ta = hg.TensorArray("float64", size=3)
+    >>> for i in range(3):
+    ...     ta = ta.write(i, hg.constant([i, i + 0.5]))
+    >>> ta.stack().numpy()
+    array([[0. , 0.5],
+           [1. , 1.5],
+           [2. , 2.5]])
+    """
+
+    def __init__(self, dtype, size=None, dynamic_size=None, clear_after_read=None,
+                 tensor_array_name=None, handle=None, flow=None, infer_shape=True,
+                 element_shape=None, colocate_with_first_write_call=True, name=None):
+        del clear_after_read, tensor_array_name, handle, flow, colocate_with_first_write_call
+        del name
+        self._dtype = np.dtype(dtype)
+        self._dynamic = bool(dynamic_size)
+        self._infer_shape = infer_shape
+        self._element_shape = None if element_shape is None else tuple(
+            None if d is None else int(d) for d in element_shape)
+        n = _concrete_int(size if size is not None else 0, "TensorArray: size")
+        if n < 0:
+            raise ValueError(f"TensorArray: size must be >= 0, got {n}")
+        self._graph = get_default_graph()
+        self._items = None   # eager: list of tensors (None where unwritten)
+        self._buf = None     # graph: the buffer tensor
+        self._n = n          # graph: static size (int) or, when dynamic, a size tensor
+        self._size0 = n
+        if self._graph is None:
+            self._items = [None] * n
+        else:
+            if self._dynamic:
+                self._n = constant(n, dtype=np.int64)
+            if self._full_shape() is not None:
+                self._buf = tensor_array_buffer(shape=(n,) + self._element_shape,
+                                                dtype=self._dtype)
+
+    def _full_shape(self):
+        es = self._element_shape
+        return None if es is None or None in es else es
+
+    def _copy(self, **changes):
+        new = object.__new__(TensorArray)
+        new.__dict__.update(self.__dict__)
+        new.__dict__.update(changes)
+        return new
+
+    # --- static facts --------------------------------------------------------------------
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def element_shape(self):
+        return self._element_shape
+
+    @property
+    def dynamic_size(self):
+        return self._dynamic
+
+    def __repr__(self):
+        mode = "eager" if self._graph is None else "graph"
+        return f"<hessgrad.TensorArray {mode} dtype={self._dtype} " \
+               f"element_shape={self._element_shape}>"
+
+    # --- loop plumbing (graph mode) ---------------------------------------------------------
+    def _flows(self, what):
+        if self._graph is None:
+            raise TypeError(f"{what}: an eager TensorArray cannot enter a graph-mode loop; "
+                            "create it inside the graph")
+        if self._buf is None:
+            raise ValueError(f"{what}: TensorArray has no element_shape yet; pass a fully "
+                             "known element_shape (or write once) before the loop")
+        return [self._buf, self._n] if self._dynamic else [self._buf]
+
+    def _invariants(self):
+        shape = tuple(self._buf.shape)
+        if self._dynamic:  # the buffer grows: its length is not a loop invariant
+            return [(None,) + shape[1:], ()]
+        return [shape]
+
+    def _with_flows(self, flows):
+        if self._dynamic:
+            return self._copy(_buf=flows[0], _n=flows[1])
+        return self._copy(_buf=flows[0])
+
+    def _check_value(self, value, lead, what):
+        value = convert_to_tensor(value, dtype=self._dtype)
+        shape = value.shape
+        if shape is not None:
+            shape = tuple(shape)[lead:]
+            es = self._element_shape
+            if es is not None and self._infer_shape and not _compatible(shape, es):
+                raise ValueError(f"TensorArray.{what}: value of element shape {shape} is not "
+                                 f"compatible with the array's element shape {es}")
+        return value, shape
+
+    # --- API -----------------------------------------------------------------------------
+    def write(self, index, value, name=None):
+        """The TensorArray with ``value`` written at ``index``."""
+        del name
+        value, shape = self._check_value(value, 0, "write")
+        if self._graph is None:
+            i = int(index)
+            items = list(self._items)
+            if i < 0 or (i >= len(items) and not self._dynamic):
+                raise IndexError(f"TensorArray.write: index {i} is out of range for a "
+                                 f"TensorArray of size {len(items)}")
+            items.extend([None] * (i + 1 - len(items)))
+            items[i] = value
+            es = self._element_shape if self._element_shape is not None else shape
+            return self._copy(_items=items, _element_shape=es)
+        return self._graph_write(index, value, shape, 0)
+
+    def _graph_write(self, index, value, shape, lead):
+        new = self
+        if new._buf is None:
+            if shape is None or None in shape:
+                raise ValueError("TensorArray.write: the element shape must be known in graph "
+                                 "mode; pass element_shape")
+            new = self._copy(_element_shape=shape)
+            new._buf = tensor_array_buffer(shape=(self._initial_rows(),) + shape,
+                                           dtype=self._dtype)
+        index = convert_to_tensor(index) if not isinstance(index, (int, np.integer)) else index
+        buf = tensor_array_write(new._buf, index, value, dynamic=self._dynamic)
+        n = new._n
+        if self._dynamic:
+            top = add(reduce_max_int(index), 1)
+            n = maximum(n, top)
+        return new._copy(_buf=buf, _n=n)
+
+    def _initial_rows(self):
+        return self._size0
+
+    def read(self, index, name=None):
+        """The element at ``index``."""
+        del name
+        if self._graph is None:
+            i = int(index)
+            if not 0 <= i < len(self._items):
+                raise IndexError(f"TensorArray.read: index {i} is out of range for a "
+                                 f"TensorArray of size {len(self._items)}")
+            return self._eager_item(i, "read")
+        self._require_buffer("read")
+        return tensor_array_read(self._buf, index)
+
+    def _eager_item(self, i, what):
+        item = self._items[i]
+        if item is None:
+            if self._full_shape() is None:
+                raise ValueError(f"TensorArray.{what}: element {i} was never written and the "
+                                 "element shape is unknown")
+            return zeros(shape=self._full_shape(), dtype=self._dtype)
+        return item
+
+    def _require_buffer(self, what):
+        if self._buf is None:
+            raise ValueError(f"TensorArray.{what}: nothing was written and element_shape is "
+                             "unknown")
+
+    def stack(self, name=None):
+        """All elements stacked along a new first axis."""
+        del name
+        if self._graph is None:
+            if not self._items:
+                es = self._full_shape()
+                return zeros(shape=(0,) + (es or ()), dtype=self._dtype)
+            return stack(*[self._eager_item(i, "stack") for i in range(len(self._items))],
+                         axis=0)
+        self._require_buffer("stack")
+        return tensor_array_read(self._buf, self._n, prefix=True)
+
+    def gather(self, indices, name=None):
+        """The elements at ``indices``, stacked."""
+        del name
+        if self._graph is None:
+            idx = np.asarray(indices.numpy() if isinstance(indices, Tensor) else indices)
+            parts = [self.read(int(i)) for i in idx.reshape(-1)]
+            if not parts:
+                return zeros(shape=(0,) + (self._full_shape() or ()), dtype=self._dtype)
+            return stack(*parts, axis=0)
+        self._require_buffer("gather")
+        return tensor_array_read(self._buf, convert_to_tensor(indices))
+
+    def scatter(self, indices, value, name=None):
+        """The TensorArray with ``value[k]`` written at ``indices[k]``."""
+        del name
+        if self._graph is None:
+            idx = np.asarray(indices.numpy() if isinstance(indices, Tensor) else indices)
+            value = convert_to_tensor(value, dtype=self._dtype)
+            if value.shape[0] != idx.size:
+                raise ValueError(f"TensorArray.scatter: {idx.size} indices but value has "
+                                 f"shape {value.shape}")
+            new = self
+            for k, i in enumerate(idx.reshape(-1)):
+                new = new.write(int(i), value[k])
+            return new
+        value, shape = self._check_value(value, 1, "scatter")
+        return self._graph_write(convert_to_tensor(np.asarray(indices, dtype=np.int64)
+                                                   if not isinstance(indices, Tensor)
+                                                   else indices), value, shape, 1)
+
+    def unstack(self, value, name=None):
+        """The TensorArray holding the rows of ``value`` at 0, 1, ..."""
+        del name
+        value = convert_to_tensor(value, dtype=self._dtype)
+        if value.shape is None or value.shape[0] is None:
+            raise ValueError("TensorArray.unstack: the first dimension of value must be known")
+        return self.scatter(np.arange(value.shape[0]), value)
+
+    def size(self, name=None):
+        """The number of elements (an int32 tensor)."""
+        del name
+        if self._graph is None:
+            return constant(len(self._items), dtype=np.int32)
+        if self._dynamic:
+            return self._n
+        return constant(self._n, dtype=np.int32)
+
+    def concat(self, name=None):
+        """All elements concatenated along their first axis."""
+        del name
+        if self._graph is None:
+            items = [self._eager_item(i, "concat") for i in range(len(self._items))]
+            if not items:
+                return zeros(shape=(0,) + (self._full_shape() or ())[1:], dtype=self._dtype)
+            return concatenate(*items, axis=0)
+        stacked = self.stack()
+        es = self._element_shape
+        return reshape(stacked, shape=(-1,) + tuple(es[1:]))
+
+    def identity(self):
+        return self
+
+    def close(self, name=None):
+        return None
+
+
+def reduce_max_int(index):
+    """The largest of an integer index (scalar or 1-D) -- for a dynamic TensorArray's size."""
+    from .reduction import max as reduce_max
+    if isinstance(index, Tensor):
+        return reduce_max(index) if index.shape != () else index
+    return int(np.max(index))
+
+
+__all__ = ["while_loop", "cond", "TensorArray"]
