@@ -110,6 +110,7 @@ logsumexp = primitive(
 def _shift(x, axis, step, fill):
     """``x`` moved ``step`` (+1 or -1) places along ``axis``, the vacated slot set to ``fill``."""
     shape = shape_of(x)
+    axis %= len(shape)
     n = shape[axis]
     if n == 0:
         return x
@@ -121,6 +122,7 @@ def _shift(x, axis, step, fill):
 
 
 def _flip(x, axis):
+    axis %= len(shape_of(x))
     return getitem(x, index=(slice(None),) * axis + (slice(None, None, -1),))
 
 

@@ -17,6 +17,7 @@ from .shape import transpose
 
 def _inverse_permutation(perm, axis):
     perm = np.asarray(perm)
+    axis %= perm.ndim
     inv = np.empty_like(perm)
     ranks = np.arange(perm.shape[axis]).reshape((-1,) + (1,) * (perm.ndim - axis - 1))
     np.put_along_axis(inv, perm, np.broadcast_to(ranks, perm.shape), axis)
@@ -34,7 +35,8 @@ permute_along_axis = primitive(
     lambda x, perm, axis: np.take_along_axis(np.asarray(x), perm, axis=axis),
     vjp=[lambda g, ans, x, perm, axis:
          permute_along_axis(g, inverse_permutation(perm, axis=axis), axis=axis), None],
-    linear=True)
+    # not declared linear: the engine zero-fills integer inputs of linear ops
+    jvp=[lambda t, ans, x, perm, axis: permute_along_axis(t, perm, axis=axis), None])
 permute_along_axis.__doc__ = """``x`` reordered along ``axis`` by the permutation ``perm``
 (an integer array of ``x``'s shape): ``out[..., i, ...] = x[..., perm[..., i, ...], ...]``."""
 
