@@ -1,3 +1,218 @@
-"""Array constructors (array, zeros, ones, eye, arange, linspace, ...)."""
+"""Array constructors with numpy's names and signatures: array, asarray, zeros, ones, full,
+the ``*_like`` family, eye, identity, arange, linspace, logspace, geomspace, copy.
 
-__all__ = []
+They return tensors (graph constants while tracing), never writable numpy arrays, so that
+``a[i] = tensor`` cannot silently drop a gradient. ``array``/``asarray`` of lists holding
+tensors stack them, and ``full``/``full_like``/``linspace`` differentiate in tensor arguments.
+
+>>> import hessgrad.numpy as hnp
+>>> hnp.zeros((2, 3)).shape
+(2, 3)
+"""
+
+import numpy as _np
+
+from ..engine.tensor import Tensor as _Tensor
+from ..ops import core as _core, elementwise as _ew, shape as _sh
+
+
+def _const(value):
+    return _core.constant(value)
+
+
+def _cast(x, dtype):
+    if dtype is None:
+        return x
+    dtype = _np.dtype(dtype)
+    return x if x.dtype == dtype else _core.cast(x, dtype=dtype)
+
+
+def _has_tensor(obj):
+    return isinstance(obj, _Tensor) or (
+        isinstance(obj, (list, tuple)) and any(_has_tensor(o) for o in obj))
+
+
+def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
+    """numpy.array. Tensors (also inside nested lists) keep their gradient: lists holding
+    tensors are stacked.
+
+    >>> import hessgrad as hg, hessgrad.numpy as hnp
+    >>> x = hg.constant(2.0)
+    >>> hnp.array([[x, 1.0], [0.0, x * x]]).numpy()
+    array([[2., 1.],
+           [0., 4.]])
+    """
+    if _has_tensor(object):
+        out = _sh.as_array(object, "array")
+        if copy and out is object:
+            out = _core.identity(out)
+        out = _cast(out, dtype)
+    else:
+        out = _const(_np.array(object, dtype=dtype))
+    if ndmin and len(out.shape) < ndmin:
+        out = _core.reshape(out, shape=(1,) * (ndmin - len(out.shape)) + tuple(out.shape))
+    return out
+
+
+def asarray(a, dtype=None, order=None, *, copy=None, like=None):
+    """numpy.asarray: a tensor is returned as it is (cast to ``dtype`` if given)."""
+    if isinstance(a, _Tensor):
+        return _cast(a, dtype)
+    return array(a, dtype=dtype, copy=False)
+
+
+asanyarray = asarray
+
+
+def ascontiguousarray(a, dtype=None, *, like=None):
+    return asarray(a, dtype)
+
+
+def copy(a, order="K", subok=False):
+    """A copy of ``a`` (the identity for differentiation)."""
+    if isinstance(a, _Tensor):
+        return _core.identity(a)
+    return array(a)
+
+
+def _shape_arg(shape, what):
+    try:
+        return (int(shape),) if _np.ndim(shape) == 0 else tuple(int(d) for d in shape)
+    except TypeError:
+        raise TypeError(f"{what}: shape must be an int or a sequence of ints, got {shape!r}") \
+            from None
+
+
+def zeros(shape, dtype=float, order="C", *, like=None):
+    return _const(_np.zeros(_shape_arg(shape, "zeros"), dtype=dtype))
+
+
+def ones(shape, dtype=None, order="C", *, like=None):
+    return _const(_np.ones(_shape_arg(shape, "ones"), dtype=dtype))
+
+
+def empty(shape, dtype=float, order="C", *, like=None):
+    """Like ``zeros`` (hessgrad never hands out uninitialised memory)."""
+    return _const(_np.zeros(_shape_arg(shape, "empty"), dtype=dtype))
+
+
+def full(shape, fill_value, dtype=None, order="C", *, like=None):
+    """numpy.full; a tensor ``fill_value`` is broadcast (and differentiates)."""
+    shape = _shape_arg(shape, "full")
+    if _has_tensor(fill_value):
+        value = _cast(_sh.as_array(fill_value, "full"), dtype)
+        return _sh.broadcast_to(value, shape)
+    return _const(_np.full(shape, fill_value, dtype=dtype))
+
+
+def _like_shape(a, shape, what):
+    if shape is not None:
+        return _shape_arg(shape, what)
+    s = a.shape if isinstance(a, _Tensor) else _np.shape(a)
+    if s is None or None in s:
+        raise ValueError(f"{what}: the shape of the prototype must be known, got {s}")
+    return tuple(s)
+
+
+def _like_dtype(a, dtype):
+    if dtype is not None:
+        return _np.dtype(dtype)
+    return a.dtype if isinstance(a, _Tensor) else _np.result_type(_np.asarray(a))
+
+
+def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    return _const(_np.zeros(_like_shape(a, shape, "zeros_like"), _like_dtype(a, dtype)))
+
+
+def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    return _const(_np.ones(_like_shape(a, shape, "ones_like"), _like_dtype(a, dtype)))
+
+
+def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    return zeros_like(prototype, dtype, shape=shape)
+
+
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    """numpy.full_like; a tensor ``fill_value`` differentiates."""
+    shape = _like_shape(a, shape, "full_like")
+    dtype = _like_dtype(a, dtype)
+    if _has_tensor(fill_value):
+        return _sh.broadcast_to(_cast(_sh.as_array(fill_value, "full_like"), dtype), shape)
+    return _const(_np.full(shape, fill_value, dtype=dtype))
+
+
+def eye(N, M=None, k=0, dtype=float, order="C", *, like=None):
+    return _const(_np.eye(N, M, k, dtype=dtype))
+
+
+def identity(n, dtype=None, *, like=None):
+    return _const(_np.identity(n, dtype=dtype))
+
+
+def tri(N, M=None, k=0, dtype=float, *, like=None):
+    return _const(_np.tri(N, M, k, dtype=dtype))
+
+
+def _value(x, what):
+    return x._concrete(what) if isinstance(x, _Tensor) else x
+
+
+def arange(start, stop=None, step=None, dtype=None, *, like=None):
+    """numpy.arange (a constant; tensor bounds must be concrete)."""
+    args = [_value(v, "arange") for v in (start, stop, step) if v is not None]
+    return _const(_np.arange(*args, dtype=dtype))
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    """numpy.linspace; differentiable in tensor ``start``/``stop``.
+
+    >>> import hessgrad.numpy as hnp
+    >>> hnp.linspace(0.0, 1.0, 5).numpy()
+    array([0.  , 0.25, 0.5 , 0.75, 1.  ])
+    """
+    num = int(num)
+    if num < 0:
+        raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
+    if not (_has_tensor(start) or _has_tensor(stop)):
+        out = _np.linspace(start, stop, num, endpoint, retstep, dtype, axis)
+        return (_const(out[0]), out[1]) if retstep else _const(out)
+    start = _sh.as_array(start, "linspace")
+    stop = _sh.as_array(stop, "linspace")
+    div = (num - 1) if endpoint else num
+    frac = _np.arange(num, dtype=float) / div if div > 0 else _np.zeros(num)
+    bshape = _np.broadcast_shapes(_np.shape(start) if not isinstance(start, _Tensor)
+                                  else start.shape,
+                                  _np.shape(stop) if not isinstance(stop, _Tensor)
+                                  else stop.shape)
+    frac = frac.reshape((num,) + (1,) * len(bshape))
+    delta = _ew.subtract(stop, start)
+    out = _ew.add(start, _ew.multiply(delta, frac))
+    if endpoint and num > 1:  # exactly ``stop`` at the end, as numpy
+        last = _np.zeros((num,) + (1,) * len(bshape), bool)
+        last[-1] = True
+        out = _ew.where(last, _sh.broadcast_to(stop, tuple(out.shape[1:])), out)
+    if axis != 0:
+        out = _sh.moveaxis(out, 0, axis)
+    out = _cast(out, dtype)
+    if retstep:
+        return out, _ew.divide(delta, div) if div > 0 else _np.nan
+    return out
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """numpy.logspace; differentiable in tensor ``start``/``stop``/``base``."""
+    if not (_has_tensor(start) or _has_tensor(stop) or _has_tensor(base)):
+        return _const(_np.logspace(start, stop, num, endpoint, base, dtype, axis))
+    y = linspace(start, stop, num, endpoint, axis=axis)
+    return _cast(_ew.power(base, y), dtype)
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """numpy.geomspace (a constant; tensor bounds must be concrete)."""
+    return _const(_np.geomspace(_value(start, "geomspace"), _value(stop, "geomspace"), num,
+                                endpoint, dtype, axis))
+
+
+__all__ = ["array", "asarray", "asanyarray", "ascontiguousarray", "copy", "zeros", "ones",
+           "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like", "eye",
+           "identity", "tri", "arange", "linspace", "logspace", "geomspace"]

@@ -1,1 +1,276 @@
-"""Tensors behave like ndarrays: methods, numpy's dispatch protocols, Python builtins."""
+"""Tensors behave like ndarrays: methods, numpy's dispatch protocols, Python builtins.
+
+* Methods (``x.sum()``, ``x.reshape(-1, 4)``, ``x.astype(float)``, ...) call the function of
+  the same name in ``hessgrad.numpy``, looked up when called, so they pick up whatever the
+  namespace offers.
+* ``Tensor.__array_ufunc__``: numpy ufuncs given a tensor (``np.exp(t)``, ``ndarray + t``,
+  ``np.float64(2.0) * t``) run the same-named ``hessgrad.numpy`` function.
+* ``Tensor.__array_function__``: numpy functions given a tensor (``np.sum(t)``,
+  ``np.linalg.norm(t)``, ``np.concatenate([t, a])``) run ``hessgrad.numpy`` (or ``.linalg``)
+  by name. A function hessgrad lacks raises a TypeError, unless its result is integer or
+  boolean (a constant: ``np.allclose``, ``np.searchsorted``), which is computed on concrete
+  values: passing a tensor to numpy never silently drops its gradient.
+
+>>> import numpy as np
+>>> import hessgrad as hg
+>>> hg.grad(lambda x: np.sum(np.exp(x)))(np.array([0.0, 1.0]))
+array([1.        , 2.71828183])
+"""
+
+import importlib
+
+import numpy as _np
+
+from ..engine.nest import flatten as _flatten
+from ..engine.tensor import Tensor
+from ..ops import core as _core, elementwise as _ew, indexing as _ix
+
+_CUSTOM_HINT = ("write it with hessgrad.numpy functions, or wrap a numpy implementation with "
+                "hessgrad.custom_gradient (giving its gradient)")
+
+
+def _hnp():
+    return importlib.import_module("hessgrad.numpy")
+
+
+def _lookup(name, *fallbacks, module=None):
+    module = module or _hnp()
+    for n in (name,) + fallbacks:
+        fn = getattr(module, n, None)
+        if fn is not None and not isinstance(fn, type(_np)):
+            return fn
+    return None
+
+
+def _require(name, *fallbacks):
+    fn = _lookup(name, *fallbacks)
+    if fn is None:
+        raise AttributeError(f"hessgrad.numpy has no function {name!r} (needed by "
+                             f"Tensor.{name})")
+    return fn
+
+
+# --- methods -----------------------------------------------------------------------------------
+def _method(name, *fallbacks):
+    def method(self, *args, **kwargs):
+        return _require(name, *fallbacks)(self, *args, **kwargs)
+    method.__name__ = name
+    method.__doc__ = f"Same as ``hessgrad.numpy.{name}(self, ...)``."
+    return method
+
+
+def _shape_args(args, what):
+    if len(args) == 1 and (args[0] is None or isinstance(args[0], (tuple, list))):
+        return args[0]
+    return args
+
+
+def _reshape(self, *shape, order="C", copy=None):
+    """``x.reshape(2, 3)`` or ``x.reshape((2, 3))`` (numpy's method signature)."""
+    shape = _shape_args(shape, "reshape")
+    if shape == ():
+        shape = ()
+    return _require("reshape")(self, shape, order=order)
+
+
+def _transpose(self, *axes):
+    """``x.transpose()``, ``x.transpose(1, 0)`` or ``x.transpose((1, 0))``."""
+    axes = _shape_args(axes, "transpose")
+    return _require("transpose")(self, None if axes == () else axes)
+
+
+def _astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    dtype = _np.dtype(dtype)
+    if self.dtype == dtype:
+        return _core.identity(self) if copy else self
+    return _core.cast(self, dtype=dtype)
+
+
+def _flatten_method(self, order="C"):
+    return _require("ravel")(self, order)
+
+
+def _copy(self, order="C"):
+    return _core.identity(self)
+
+
+def _conj(self):
+    if self.dtype is not None and _np.dtype(self.dtype).kind != "c":
+        return self
+    return _require("conjugate", "conj")(self)
+
+
+def _in_place(name, hint):
+    def method(self, *args, **kwargs):
+        raise TypeError(f"Tensor.{name} would modify the tensor in place, and hessgrad "
+                        f"tensors are immutable; use {hint}")
+    method.__name__ = name
+    return method
+
+
+def _real(self):
+    if self.dtype is not None and _np.dtype(self.dtype).kind != "c":
+        return self
+    return _require("real")(self)
+
+
+def _imag(self):
+    if self.dtype is not None and _np.dtype(self.dtype).kind != "c":
+        return _core.zeros_like(self)
+    return _require("imag")(self)
+
+
+def _binary(name, swap=False):
+    def op(self, other):
+        fn = _require(name)
+        return fn(other, self) if swap else fn(self, other)
+    return op
+
+
+def _round_builtin(self, ndigits=None):
+    out = _require("round")(self, 0 if ndigits is None else ndigits)
+    if ndigits is None and out.shape == () and out._value is not None:
+        return int(out._value)
+    return out
+
+
+METHODS = {
+    "reshape": _reshape, "transpose": _transpose, "astype": _astype,
+    "flatten": _flatten_method, "ravel": _method("ravel"), "copy": _copy,
+    "squeeze": _method("squeeze"), "swapaxes": _method("swapaxes"),
+    "conj": _conj, "conjugate": _conj, "real": property(_real), "imag": property(_imag),
+    "mT": property(lambda self: _require("swapaxes")(self, -1, -2)),
+    "nbytes": property(lambda self: self.size * _np.dtype(self.dtype).itemsize),
+    "itemsize": property(lambda self: _np.dtype(self.dtype).itemsize),
+    "sort": _in_place("sort", "`x = hessgrad.numpy.sort(x)`"),
+    "fill": _in_place("fill", "`x = hessgrad.numpy.full_like(x, value)`"),
+    "__round__": _round_builtin,
+}
+for _name in ("sum", "mean", "max", "min", "prod", "var", "std", "cumsum", "cumprod",
+              "argmax", "argmin", "all", "any", "ptp", "clip", "dot", "diagonal", "trace",
+              "repeat", "take", "nonzero", "argsort", "searchsorted"):
+    METHODS[_name] = _method(_name)
+METHODS["round"] = _method("round", "around")
+for _dunder, _fname, _swap in (("__floordiv__", "floor_divide", False),
+                               ("__rfloordiv__", "floor_divide", True),
+                               ("__mod__", "remainder", False), ("__rmod__", "remainder", True),
+                               ("__divmod__", "divmod", False),
+                               ("__rdivmod__", "divmod", True)):
+    if _dunder not in Tensor.__dict__:
+        METHODS[_dunder] = _binary(_fname, _swap)
+
+
+# --- numpy's dispatch protocols ------------------------------------------------------------------
+_REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
+           "logical_and": "all", "logical_or": "any"}
+_ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
+
+
+def _concrete_values(args, kwargs, what):
+    """``args``/``kwargs`` with every tensor replaced by its value (eager tensors only)."""
+    def conv(x):
+        if isinstance(x, Tensor):
+            return x._concrete(what)
+        if isinstance(x, list):
+            return [conv(y) for y in x]
+        if isinstance(x, tuple):
+            return tuple(conv(y) for y in x)
+        if isinstance(x, dict):
+            return {k: conv(v) for k, v in x.items()}
+        return x
+    return conv(args), conv(kwargs)
+
+
+def _is_constant_result(result):
+    for leaf in _flatten(result if isinstance(result, (list, tuple)) else [result]):
+        kind = _np.result_type(leaf).kind if not isinstance(leaf, (str, type(None))) else "b"
+        if kind in "fcmMO":
+            return False
+    return True
+
+
+def _unsupported(qualname):
+    return TypeError(f"{qualname} is not supported for hessgrad Tensors: hessgrad.numpy has "
+                     f"no such function, and running numpy on the tensor's value would silently "
+                     f"drop its gradient; {_CUSTOM_HINT}")
+
+
+def _constant_fallback(func, qualname, args, kwargs):
+    """Run numpy on concrete values when the result is a constant (integers, booleans)."""
+    values, kw = _concrete_values(args, kwargs, f"{qualname} (not a hessgrad.numpy function)")
+    result = func(*values, **kw)
+    if not _is_constant_result(result):
+        raise _unsupported(qualname)
+    return result
+
+
+def _reject_out(name, kwargs):
+    out = kwargs.pop("out", None)
+    if out is not None and any(o is not None for o in (out if isinstance(out, tuple)
+                                                       else (out,))):
+        raise TypeError(f"numpy.{name}: out= cannot receive a hessgrad Tensor result (numpy "
+                        "arrays cannot carry gradients, and tensors are immutable); use the "
+                        "returned value, e.g. `a = a + t` instead of `a += t`")
+
+
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    name = ufunc.__name__
+    _reject_out(name, kwargs)
+    if method == "__call__":
+        fn = _lookup(name) or _lookup(name, module=_ew)
+        if fn is not None:
+            return fn(*inputs, **kwargs)
+        return _constant_fallback(ufunc, f"numpy.{name}", inputs, kwargs)
+    if method == "reduce" and name in _REDUCE:
+        kwargs.setdefault("axis", 0)
+        return _require(_REDUCE[name])(inputs[0], **kwargs)
+    if method == "accumulate" and name in _ACCUMULATE:
+        kwargs.setdefault("axis", 0)
+        return _require(_ACCUMULATE[name])(inputs[0], **kwargs)
+    if method == "outer" and len(inputs) == 2:
+        a, b = (_hnp().asarray(x) for x in inputs)
+        a = _core.reshape(a, shape=tuple(a.shape) + (1,) * len(b.shape))
+        return _array_ufunc(self, ufunc, "__call__", a, b, **kwargs)
+    if method == "at":
+        raise TypeError(f"numpy.{name}.at modifies an array in place; hessgrad tensors are "
+                        f"immutable: use `x = x.at[index].add(v)` (or .set, .multiply)")
+    raise TypeError(f"numpy.{name}.{method} is not supported for hessgrad Tensors; "
+                    f"{_CUSTOM_HINT}")
+
+
+def _dtype_stand_in(x):
+    return _np.dtype(x.dtype) if isinstance(x, Tensor) else x
+
+
+_STATIC = {  # functions of static facts (dtypes): fine on symbolic tensors too
+    "result_type": lambda *a: _np.result_type(*[_dtype_stand_in(x) for x in a]),
+    "can_cast": lambda f, t, casting="safe": _np.can_cast(_dtype_stand_in(f), t, casting),
+    "iscomplexobj": lambda x: _np.dtype(x.dtype).kind == "c",
+    "isrealobj": lambda x: _np.dtype(x.dtype).kind != "c",
+}
+
+
+def _array_function(self, func, types, args, kwargs):
+    module = func.__module__ or "numpy"
+    name = func.__name__
+    qualname = f"{module}.{name}"
+    if module == "numpy" or module.startswith("numpy._core") or module.startswith("numpy.lib"):
+        target = _hnp()
+    elif module.startswith("numpy."):
+        target = getattr(_hnp(), module.split(".")[1], None)
+    else:
+        target = None
+    fn = _lookup(name, module=target) if target is not None else None
+    if fn is not None and fn is not func and getattr(fn, "__wrapped__", None) is not func:
+        return fn(*args, **kwargs)
+    if name in _STATIC and target is _hnp():
+        return _STATIC[name](*args, **kwargs)
+    return _constant_fallback(func, qualname, args, kwargs)
+
+
+METHODS["__array_ufunc__"] = _array_ufunc
+METHODS["__array_function__"] = _array_function
+METHODS["at"] = property(_ix.AtIndexer, doc=_ix.AtIndexer.__doc__)
+
+for _name, _fn in METHODS.items():
+    setattr(Tensor, _name, _fn)

@@ -1,22 +1,317 @@
-"""Shapes, joining, slicing and rearranging."""
+"""Shapes, joining, splitting, slicing and rearranging, with numpy's names and signatures.
 
-from ..ops import core as _core, shape as _shape
+Arguments may be tensors, numpy arrays, Python scalars or (nested) lists; lists holding
+tensors are stacked, so ``concatenate([[0.0], x])`` differentiates in ``x``. Everything is
+built from differentiable primitives (see ``hessgrad.ops.shape``), so derivatives of any order
+work in eager mode and inside ``hessgrad.function``.
+
+>>> import hessgrad.numpy as hnp
+>>> hnp.concatenate([[0.0], hnp.arange(3.0)]).numpy()
+array([0., 0., 1., 2.])
+"""
+
+import numpy as _np
+
+from ..engine.tensor import Tensor as _Tensor, shape_of as _shape_of
+from ..ops import indexing as _ix, shape as _sh
+
+_NoValue = object()
 
 
-def reshape(a, newshape):
-    return _core.reshape(a, shape=newshape)
+def shape(a):
+    """The shape of ``a`` (static; a tensor's shape is known while tracing)."""
+    return tuple(_shape_of(a)) if isinstance(a, _Tensor) else _np.shape(a)
+
+
+def ndim(a):
+    return len(shape(a))
+
+
+def size(a, axis=None):
+    s = shape(a)
+    if axis is None:
+        return int(_np.prod(s, dtype=_np.int64))
+    return s[_sh.normalize_axis(axis, len(s), "size")]
+
+
+def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    """numpy.reshape: ``shape`` may hold one -1; orders 'C' and 'F'.
+
+    >>> import hessgrad.numpy as hnp
+    >>> hnp.reshape(hnp.arange(6), (-1, 3)).shape
+    (2, 3)
+    """
+    if shape is None:
+        if newshape is None:
+            raise TypeError("reshape: missing the new shape (argument 'shape')")
+        shape = newshape
+    return _sh.reshape_to(a, shape, order)
+
+
+def ravel(a, order="C"):
+    return _sh.ravel(a, order)
 
 
 def transpose(a, axes=None):
-    return _shape.transpose(a, axes=axes)
+    return _sh.transpose_axes(a, axes)
 
 
-def stack(arrays, axis=0):
-    return _core.stack(*arrays, axis=axis)
+def permute_dims(a, axes=None):
+    return _sh.transpose_axes(a, axes)
 
 
-def concatenate(arrays, axis=0):
-    return _shape.concatenate(*arrays, axis=axis)
+def swapaxes(a, axis1, axis2):
+    return _sh.swapaxes(_sh.as_array(a, "swapaxes"), axis1, axis2)
 
 
-__all__ = ["reshape", "transpose", "stack", "concatenate"]
+def moveaxis(a, source, destination):
+    return _sh.moveaxis(a, source, destination)
+
+
+def expand_dims(a, axis):
+    return _sh.expand_dims(_sh.as_array(a, "expand_dims"), axis)
+
+
+def squeeze(a, axis=None):
+    return _sh.squeeze(_sh.as_array(a, "squeeze"), axis)
+
+
+def broadcast_to(array, shape):
+    return _sh.broadcast_to(array, shape)
+
+
+def broadcast_arrays(*args):
+    return _sh.broadcast_arrays(*args)
+
+
+def broadcast_shapes(*shapes):
+    return _np.broadcast_shapes(*shapes)
+
+
+def atleast_1d(*arys):
+    return _sh.atleast_nd(1, arys, "atleast_1d")
+
+
+def atleast_2d(*arys):
+    return _sh.atleast_nd(2, arys, "atleast_2d")
+
+
+def atleast_3d(*arys):
+    return _sh.atleast_nd(3, arys, "atleast_3d")
+
+
+def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    """numpy.concatenate; lists and scalars mix with tensors.
+
+    >>> import hessgrad.numpy as hnp
+    >>> hnp.concatenate([hnp.ones(2), [5.0]]).numpy()
+    array([1., 1., 5.])
+    """
+    if out is not None:
+        raise TypeError("concatenate: out= is not supported: hessgrad arrays are immutable")
+    result = _sh.join(arrays, axis, "concatenate")
+    return result if dtype is None else result.astype(dtype)
+
+
+concat = concatenate
+
+
+def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    """numpy.stack, e.g. of a list of 0-d tensors.
+
+    >>> import hessgrad.numpy as hnp
+    >>> x = hnp.array([1.0, 2.0])
+    >>> hnp.stack([x[1], x[0], 3.0]).numpy()
+    array([2., 1., 3.])
+    """
+    if out is not None:
+        raise TypeError("stack: out= is not supported: hessgrad arrays are immutable")
+    result = _sh.stack_arrays(arrays, axis)
+    return result if dtype is None else result.astype(dtype)
+
+
+def hstack(tup, *, dtype=None, casting="same_kind"):
+    return _sh.hstack(tup)
+
+
+def vstack(tup, *, dtype=None, casting="same_kind"):
+    return _sh.vstack(tup)
+
+
+row_stack = vstack
+
+
+def dstack(tup):
+    return _sh.dstack(tup)
+
+
+def column_stack(tup):
+    return _sh.column_stack(tup)
+
+
+def split(ary, indices_or_sections, axis=0):
+    return _sh.split(ary, indices_or_sections, axis, True, "split")
+
+
+def array_split(ary, indices_or_sections, axis=0):
+    return _sh.split(ary, indices_or_sections, axis, False, "array_split")
+
+
+def hsplit(ary, indices_or_sections):
+    ary = _sh.as_array(ary, "hsplit")
+    return _sh.split(ary, indices_or_sections, 1 if ndim(ary) > 1 else 0, True, "hsplit")
+
+
+def vsplit(ary, indices_or_sections):
+    return _sh.split(ary, indices_or_sections, 0, True, "vsplit")
+
+
+def dsplit(ary, indices_or_sections):
+    return _sh.split(ary, indices_or_sections, 2, True, "dsplit")
+
+
+def tile(A, reps):
+    return _sh.tile(A, reps)
+
+
+def repeat(a, repeats, axis=None):
+    return _sh.repeat(a, repeats, axis)
+
+
+def roll(a, shift, axis=None):
+    return _sh.roll(a, shift, axis)
+
+
+def flip(m, axis=None):
+    return _sh.flip(m, axis)
+
+
+def fliplr(m):
+    m = _sh.as_array(m, "fliplr")
+    if ndim(m) < 2:
+        raise ValueError(f"fliplr: input must be >= 2-d, got shape {shape(m)}")
+    return _sh.flip(m, 1)
+
+
+def flipud(m):
+    m = _sh.as_array(m, "flipud")
+    if ndim(m) < 1:
+        raise ValueError("flipud: input must be >= 1-d, got shape ()")
+    return _sh.flip(m, 0)
+
+
+def rot90(m, k=1, axes=(0, 1)):
+    return _sh.rot90(m, k, axes)
+
+
+def pad(array, pad_width, mode="constant", **kwargs):
+    """numpy.pad with modes 'constant', 'edge', 'reflect', 'symmetric', 'wrap'.
+
+    >>> import hessgrad.numpy as hnp
+    >>> hnp.pad(hnp.array([1.0, 2.0]), (1, 2), mode="edge").numpy()
+    array([1., 1., 2., 2., 2.])
+    """
+    return _sh.pad(array, pad_width, mode, **kwargs)
+
+
+def diag(v, k=0):
+    return _sh.diag(v, k)
+
+
+def diagflat(v, k=0):
+    return _sh.diagflat(v, k)
+
+
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    return _sh.diagonal(a, offset, axis1, axis2)
+
+
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    if out is not None:
+        raise TypeError("trace: out= is not supported: hessgrad arrays are immutable")
+    result = _sh.trace(a, offset, axis1, axis2)
+    return result if dtype is None else result.astype(dtype)
+
+
+def triu(m, k=0):
+    return _sh.triu(m, k)
+
+
+def tril(m, k=0):
+    return _sh.tril(m, k)
+
+
+def take(a, indices, axis=None, out=None, mode="raise"):
+    if out is not None:
+        raise TypeError("take: out= is not supported: hessgrad arrays are immutable")
+    return _ix.take(_sh.as_array(a, "take"), indices, axis, mode)
+
+
+def take_along_axis(arr, indices, axis=-1):
+    return _ix.take_along_axis(_sh.as_array(arr, "take_along_axis"), indices, axis)
+
+
+def select(condlist, choicelist, default=0):
+    return _sh.select(condlist, choicelist, default)
+
+
+def choose(a, choices, out=None, mode="raise"):
+    if out is not None:
+        raise TypeError("choose: out= is not supported: hessgrad arrays are immutable")
+    return _sh.choose(a, choices, mode)
+
+
+def diff(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):
+    return _sh.diff(a, n, axis, None if prepend is _NoValue else prepend,
+                    None if append is _NoValue else append)
+
+
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    return _sh.meshgrid(*xi, copy=copy, sparse=sparse, indexing=indexing)
+
+
+def vander(x, N=None, increasing=False):
+    return _sh.vander(x, N, increasing)
+
+
+def append(arr, values, axis=None):
+    return _sh.append(arr, values, axis)
+
+
+def delete(arr, obj, axis=None):
+    return _sh.delete(arr, obj, axis)
+
+
+def insert(arr, obj, values, axis=None):
+    return _sh.insert(arr, obj, values, axis)
+
+
+def _concrete(a, what):
+    if isinstance(a, _Tensor):
+        return a._concrete(what)
+    return _np.asarray(a)
+
+
+def nonzero(a):
+    """Indices of the nonzero elements (a constant; eager values only: its shape depends on
+    the data)."""
+    return _np.nonzero(_concrete(a, "nonzero()"))
+
+
+def flatnonzero(a):
+    return _np.flatnonzero(_concrete(a, "flatnonzero()"))
+
+
+def argwhere(a):
+    return _np.argwhere(_concrete(a, "argwhere()"))
+
+
+__all__ = ["shape", "ndim", "size", "reshape", "ravel", "transpose", "permute_dims",
+           "swapaxes", "moveaxis", "expand_dims", "squeeze", "broadcast_to",
+           "broadcast_arrays", "broadcast_shapes", "atleast_1d", "atleast_2d", "atleast_3d",
+           "concatenate", "concat", "stack", "hstack", "vstack", "row_stack", "dstack",
+           "column_stack", "split", "array_split", "hsplit", "vsplit", "dsplit", "tile",
+           "repeat", "roll", "flip", "fliplr", "flipud", "rot90", "pad", "diag", "diagflat",
+           "diagonal", "trace", "triu", "tril", "take", "take_along_axis", "select", "choose",
+           "diff", "meshgrid", "vander", "append", "delete", "insert", "nonzero",
+           "flatnonzero", "argwhere"]
