@@ -89,7 +89,7 @@ class Tensor:
         return self._value
 
     def __array__(self, dtype=None, copy=None):
-        value = self.numpy()
+        value = np.asarray(self.numpy())
         return value if dtype is None else value.astype(dtype, copy=False)
 
     def _concrete(self, what):
