@@ -166,8 +166,6 @@ def _dynamic_shape(x, *indices, template):
     dtype = np.result_type(x.dtype if isinstance(x, Tensor) else x)
     if index is None or shape_of(x) is None or None in shape_of(x):
         return None, dtype
-    if any(d == 0 for d in shape_of(x)):
-        return _getitem_shape(x, index)
     return _getitem_shape(x, index)
 
 
@@ -186,12 +184,15 @@ getitem_dynamic = primitive(
     vjp=lambda g, ans, x, *indices, template: [
         scatter_add_dynamic(g, *indices, template=template, shape=shape_of(x))] +
     [None] * len(indices),
-    linear=True, shape_rule=_dynamic_shape)
+    jvp=[lambda t, ans, x, *indices, template: getitem_dynamic(t, *indices,
+                                                               template=template)],
+    shape_rule=_dynamic_shape)
 scatter_add_dynamic = primitive(
     "scatter_add_dynamic", _dynamic_scatter,
     vjp=lambda g, ans, x, *indices, template, shape: [
         getitem_dynamic(g, *indices, template=template)] + [None] * len(indices),
-    linear=True,
+    jvp=[lambda t, ans, g, *indices, template, shape: scatter_add_dynamic(
+        t, *indices, template=template, shape=shape)],
     shape_rule=lambda g, *indices, template, shape: (tuple(shape), np.result_type(
         g.dtype if isinstance(g, Tensor) else g)))
 
