@@ -16,6 +16,11 @@ def _placeholder_forward():
 PLACEHOLDER = Primitive("placeholder", _placeholder_forward, nondiff=True)
 CONST = Primitive("const", lambda: None, nondiff=True)
 
+# Primitives a plan must run at every execution and never fold into its template: their
+# outputs are fresh buffers that later ops update in place (TensorArray storage), so one
+# folded buffer would be shared, and overwritten, by every run.
+UNFOLDABLE = set()
+
 
 class Graph:
     """A dataflow graph. Ops applied inside ``with graph.as_default():`` add nodes to it.
@@ -243,7 +248,8 @@ class Plan:
                     s = slot_of(("const", len(self.template)), a)
                 arg_slots.append(s)
             out_slots = tuple(slot_of(id(o)) for o in node.outputs)
-            if fold_constants and not dynamic.intersection(arg_slots):
+            if fold_constants and not dynamic.intersection(arg_slots) \
+                    and node.prim.name not in UNFOLDABLE:
                 values = _run_node(node, [self.template[s] for s in arg_slots])
                 for s, v in zip(out_slots, values if node.prim.multiple_results else (values,)):
                     self.template[s] = v
