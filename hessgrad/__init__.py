@@ -1,6 +1,7 @@
 """hessgrad: exact gradients, Hessian-vector products, Hessians and second-order analytics
 for numpy-style Python code, with a graph mode and a tape (eager) mode."""
 
+from . import _runtime  # noqa: F401 - malloc thresholds for array-heavy reverse mode
 from . import ops as _ops  # registers every primitive and Tensor's operators
 from .custom import custom_gradient, grad_pass_through, recompute_grad
 from .engine.backprop import AggregationMethod, UnconnectedGradients

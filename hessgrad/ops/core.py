@@ -68,9 +68,13 @@ def unbroadcast(g, x):
 
 
 def _add_n(*xs):
-    out = xs[0] + xs[1]
+    out = np.add(xs[0], xs[1])
     for x in xs[2:]:
-        out = out + x
+        if isinstance(out, np.ndarray) and np.shape(x) == out.shape and \
+                np.result_type(out, x) == out.dtype:
+            np.add(out, x, out=out)  # ``out`` is our own fresh array: accumulate in place
+        else:
+            out = out + x
     return out
 
 
