@@ -31,8 +31,12 @@ def _no_out(fname, out):
                         f"(they are differentiated functionally); use the returned value")
 
 
-def _axes(fname, a, axis):
-    """``axis`` as a sorted tuple of non-negative axes, or None for all of them."""
+def _axes(fname, a, axis, scalar_ok=True):
+    """``axis`` as a sorted tuple of non-negative axes, or None for all of them.
+
+    Like numpy's ufunc reductions, a 0-d ``a`` accepts a bare ``axis`` of 0 or -1 (reducing
+    nothing) when ``scalar_ok``.
+    """
     if axis is None:
         return None
     ndim = len(a.shape)
@@ -41,11 +45,7 @@ def _axes(fname, a, axis):
         if isinstance(ax, (bool, _np.bool_)) or not isinstance(ax, (int, _np.integer)):
             raise TypeError(f"{fname}: axis must be an int, a tuple of ints or None, got "
                             f"{axis!r}")
-    if ndim == 0:  # numpy lets 0-d reductions name axis 0 or -1 (nothing is reduced)
-        if any(ax not in (0, -1) for ax in axes):
-            raise _np.exceptions.AxisError(
-                f"{fname}: axis {axis} is out of bounds for array of dimension 0 (argument "
-                f"'a' has shape ())")
+    if ndim == 0 and scalar_ok and not isinstance(axis, (tuple, list)) and axis in (0, -1):
         return ()
     try:
         return tuple(sorted(_normalize_axis_tuple(axes, ndim, "axis")))
@@ -156,7 +156,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     """
     _no_out("mean", out)
     a = _cast(_array("mean", a), dtype)
-    axes = _axes("mean", a, axis)
+    axes = _axes("mean", a, axis, scalar_ok=False)
     if where is True or where is None:
         return _red.mean(a, axis=axes, keepdims=keepdims)
     total = _red.sum(_masked("mean", a, where, 0), axis=axes, keepdims=keepdims)
@@ -176,9 +176,12 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     1.5
     """
     a = _array("average", a)
-    axes = _axes("average", a, axis)
+    axes = _axes("average", a, axis, scalar_ok=False)
     if weights is None:
         avg = _red.mean(a, axis=axes, keepdims=keepdims)
+        if avg.size == 0:  # numpy divides a.size by avg.size here
+            raise ZeroDivisionError(f"average: the result is empty (argument 'a' has shape "
+                                    f"{a.shape}, axis {axis}), numpy divides by its size")
         scale = _np.asarray(a.size // builtins.max(int(_np.prod(avg.shape, dtype=_np.int64)),
                                                    1), dtype=avg.dtype)
         scl = _np.broadcast_to(scale, avg.shape).copy()
@@ -222,7 +225,7 @@ def _stat(fname, fn, a, axis, dtype, out, ddof, keepdims, where, mean, correctio
     if mean is not None or not (where is True or where is None):
         raise NotImplementedError(f"{fname}: the mean= and where= arguments are not supported")
     a = _cast(_array(fname, a), dtype)
-    axes = _axes(fname, a, axis)
+    axes = _axes(fname, a, axis, scalar_ok=False)
     ddof = _ddof(fname, ddof, correction)
     n = int(_np.prod([a.shape[i] for i in (range(len(a.shape)) if axes is None else axes)],
                      dtype=_np.int64))
@@ -442,6 +445,8 @@ def _sort_args(fname, a, axis, kind, order):
     if axis is None:
         return _core.reshape(a, shape=(-1,)), 0
     if len(a.shape) == 0:
+        if fname == "argsort" and not isinstance(axis, (tuple, list)) and axis in (0, -1):
+            return _core.reshape(a, shape=(1,)), 0  # numpy sorts a 0-d array as 1-d here
         raise _np.exceptions.AxisError(f"{fname}: axis {axis} is out of bounds for array of "
                                        "dimension 0 (argument 'a' has shape ())")
     return a, _one_axis(fname, a, axis)
@@ -478,7 +483,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """
     _no_out("median", out)
     a = _array("median", a)
-    return _sorting.median(a, axis=_axes("median", a, axis), keepdims=keepdims)
+    return _sorting.median(a, axis=_axes("median", a, axis, scalar_ok=False), keepdims=keepdims)
 
 
 def _quantile_q(fname, q, scale):
@@ -511,8 +516,12 @@ def _quantile_common(fname, a, q, axis, out, method, keepdims, weights, interpol
         raise NotImplementedError(f"{fname}: weights= is not supported")
     a = _array(fname, a)
     qa, weak = _quantile_q(fname, q, scale)
-    return _sorting.quantile(a, qa, axis=_axes(fname, a, axis), keepdims=keepdims,
-                             weak_q=weak)
+    axes = _axes(fname, a, axis, scalar_ok=False)
+    if a.size == 0 and builtins.any(
+            a.shape[i] == 0 for i in (range(len(a.shape)) if axes is None else axes)):
+        raise IndexError(f"{fname}: cannot take a quantile of an empty slice (argument 'a' "
+                         f"has shape {a.shape}, axis {axis})")
+    return _sorting.quantile(a, qa, axis=axes, keepdims=keepdims, weak_q=weak)
 
 
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
