@@ -41,6 +41,33 @@ permute_along_axis.__doc__ = """``x`` reordered along ``axis`` by the permutatio
 (an integer array of ``x``'s shape): ``out[..., i, ...] = x[..., perm[..., i, ...], ...]``."""
 
 
+def _tie_groups(s, axis):
+    """Labels of the runs of equal values along ``axis`` of sorted ``s``, unique across the
+    whole array (NaNs never tie)."""
+    s = np.moveaxis(np.asarray(s), axis, -1)
+    new_run = np.ones(s.shape, dtype=bool)
+    new_run[..., 1:] = s[..., 1:] != s[..., :-1]
+    return np.moveaxis(np.cumsum(new_run, axis=None).reshape(s.shape) - 1, -1, axis)
+
+
+def _tie_mean(v, groups):
+    v = np.asarray(v)
+    if not v.size:
+        return v
+    flat = groups.reshape(-1)
+    sums = np.bincount(flat, weights=v.reshape(-1))
+    return (sums / np.bincount(flat))[flat].reshape(v.shape).astype(v.dtype, copy=False)
+
+
+tie_groups = primitive("tie_groups", _tie_groups, nondiff=True)
+# Averaging within groups is a symmetric projection: it is its own VJP and JVP.
+tie_mean = primitive(
+    "tie_mean", _tie_mean,
+    vjp=[lambda g, ans, v, groups: tie_mean(g, groups), None],
+    jvp=[lambda t, ans, v, groups: tie_mean(t, groups), None])
+tie_mean.__doc__ = """``v`` averaged over the entries that share a label in ``groups``."""
+
+
 def _sort_perm(x, axis):
     return argsort(x, axis=axis, kind="stable")
 
@@ -49,11 +76,13 @@ sort = primitive(
     "sort", lambda x, axis=-1, kind=None, stable=None:
     np.sort(x, axis=axis, kind=kind, stable=stable),
     vjp=[lambda g, ans, x, axis=-1, kind=None, stable=None: permute_along_axis(
-        g, inverse_permutation(_sort_perm(x, axis), axis=axis), axis=axis)],
-    jvp=[lambda t, ans, x, axis=-1, kind=None, stable=None:
-         permute_along_axis(t, _sort_perm(x, axis), axis=axis)])
-sort.__doc__ = """Sort along an integer ``axis``. The derivative follows the (stable) sorting
-permutation; at ties either order is a valid one-sided derivative."""
+        tie_mean(g, tie_groups(ans, axis=axis)),
+        inverse_permutation(_sort_perm(x, axis), axis=axis), axis=axis)],
+    jvp=[lambda t, ans, x, axis=-1, kind=None, stable=None: tie_mean(
+        permute_along_axis(t, _sort_perm(x, axis), axis=axis), tie_groups(ans, axis=axis))])
+sort.__doc__ = """Sort along an integer ``axis``. The derivative follows the sorting
+permutation; tied values share their slots' derivatives evenly (as ``max`` does), the
+symmetric choice between the one-sided derivatives."""
 
 
 def _reduced_last(x, axis):

@@ -263,9 +263,11 @@ def test_ties():
     np.testing.assert_allclose(hg.grad(lambda x: hnp.max(x))(x), [0, 0.5, 0.5, 0])
     np.testing.assert_allclose(hg.grad(lambda x: hnp.ptp(x))(x), [0, 0.5, 0.5, -1])
     g = hg.grad(lambda x: hnp.sum(hnp.sort(x) * np.arange(4.0)))(x)
-    assert sorted(g) == [0, 1, 2, 3] and g[0] == 1 and g[3] == 0
-    g = hg.grad(lambda x: hnp.median(x))(x)  # (2 + 5) / 2: one of the tied 5s gets 1/2
-    assert g.sum() == 1.0 and g[0] == 0.5
+    np.testing.assert_array_equal(g, [1, 2.5, 2.5, 0])  # the tied 5s share slots 2 and 3
+    g = hg.grad(lambda x: hnp.median(x))(x)  # (2 + 5) / 2: the tied 5s share the 1/2
+    np.testing.assert_array_equal(g, [0.5, 0.25, 0.25, 0])
+    g = hg.function(hg.grad(lambda x: hnp.quantile(x, 1.0)))(x)
+    np.testing.assert_array_equal(g, hg.grad(lambda x: hnp.max(x))(x))
 
 
 # --- bad input ----------------------------------------------------------------------------

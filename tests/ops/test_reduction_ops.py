@@ -10,7 +10,7 @@ from hessgrad.testing import check_grads
 
 COVERED = {"sum", "mean", "max", "min", "logsumexp", "prod", "cumsum", "cumprod",
            "linear_recurrence", "all", "any", "count_nonzero", "argmax", "argmin", "sort",
-           "argsort", "permute_along_axis", "inverse_permutation"}
+           "argsort", "permute_along_axis", "inverse_permutation", "tie_groups", "tie_mean"}
 
 rng = np.random.default_rng(42)
 X3 = rng.standard_normal((2, 3, 4))
@@ -29,6 +29,7 @@ ONE_ZERO = _with_zeros(X2, (1, 2))
 TWO_ZEROS = _with_zeros(X2, (np.array([0, 0]), np.array([1, 3])))  # two zeros in row 0
 ALL_ZEROS = np.zeros((2, 3))
 PERM = np.array([[2, 0, 3, 1], [1, 3, 0, 2], [0, 1, 2, 3]])
+GROUPS = np.array([[0, 0, 1, 2], [3, 4, 4, 4], [5, 6, 7, 8]])
 
 # (id, function, argument): every primitive at order 2, forward and reverse.
 GRAD_ROWS = [
@@ -69,6 +70,8 @@ GRAD_ROWS = [
     ("sort-squared", lambda x: S.sort(x * x, axis=1), X2),
     ("sort-empty", lambda x: S.sort(x, axis=0), XE),
     ("permute", lambda x: S.permute_along_axis(x, PERM, axis=1), X2),
+    ("tie_mean", lambda x: S.tie_mean(x, GROUPS), X2),
+    ("tie_mean-empty", lambda x: S.tie_mean(x, np.zeros((0, 3), dtype=np.intp)), XE),
     ("permute-inverse", lambda x: S.permute_along_axis(
         x, S.inverse_permutation(PERM, axis=1), axis=1), X2),
 ]
@@ -141,7 +144,17 @@ def test_sort_ties_consistent_between_modes():
     (gu,) = pullback(u)
     _, jv = hg.jvp(lambda x: S.sort(x, axis=0), (x,), (v,))
     np.testing.assert_allclose(np.dot(gu, v), np.dot(u, jv), rtol=1e-14)
-    assert sorted(gu) == sorted(u)  # a permutation of the output gradient
+    # tied values share their slots' gradients evenly, like max
+    np.testing.assert_allclose(gu, [(u[3] + u[4]) / 2, (u[1] + u[2]) / 2, (u[3] + u[4]) / 2,
+                                    (u[1] + u[2]) / 2, u[0]], rtol=1e-15)
+    np.testing.assert_allclose(jv, [v[4], (v[1] + v[3]) / 2, (v[1] + v[3]) / 2,
+                                    (v[0] + v[2]) / 2, (v[0] + v[2]) / 2], rtol=1e-15)
+    top = hg.grad(lambda x: getitem_last(S.sort(x, axis=0)))(x)
+    np.testing.assert_array_equal(top, hg.grad(lambda x: R.max(x))(x))
+
+
+def getitem_last(x):
+    return x[-1]
 
 
 # --- values and nondiff ops ---------------------------------------------------------------
@@ -163,9 +176,25 @@ VALUE_ROWS = [
     ("cumprod", lambda x: R.cumprod(x, axis=2), lambda x: np.cumprod(x, axis=2)),
     ("cumsum", lambda x: R.cumsum(x, axis=1), lambda x: np.cumsum(x, axis=1)),
     ("sort", lambda x: S.sort(x, axis=1), lambda x: np.sort(x, axis=1)),
+    ("tie_groups", lambda x: S.tie_groups(np.round(np.sort(x, axis=1)), axis=1),
+     lambda x: _tie_groups_reference(np.round(np.sort(x, axis=1)))),
+    ("tie_mean", lambda x: S.tie_mean(x, np.arange(24).reshape(2, 3, 4) // 3),
+     lambda x: np.repeat(x.reshape(8, 3).mean(axis=1), 3).reshape(2, 3, 4)),
     ("recurrence", lambda x: R.linear_recurrence(np.ones_like(x), x, axis=2),
      lambda x: np.cumsum(x, axis=2)),
 ]
+
+
+def _tie_groups_reference(s):
+    """Run labels along axis 1, numbered in C order over (axis 0, axis 2, axis 1)."""
+    moved = np.moveaxis(s, 1, -1)
+    labels, count = np.zeros(moved.shape, dtype=np.intp), -1
+    for idx in np.ndindex(moved.shape[:-1]):
+        for j in range(moved.shape[-1]):
+            if j == 0 or moved[idx][j] != moved[idx][j - 1]:
+                count += 1
+            labels[idx + (j,)] = count
+    return np.moveaxis(labels, -1, 1)
 
 
 @pytest.mark.parametrize("name,op,ref", VALUE_ROWS, ids=[r[0] for r in VALUE_ROWS])
