@@ -4,8 +4,18 @@ from ..engine.tensor import Tensor
 from . import core, elementwise as ew, indexing, linalg, shape
 
 
+def _plain(x):
+    """Python lists/tuples become arrays (so ``x - [1, 2]`` works like numpy, and rules see
+    an array, not a list); lists holding tensors are stacked."""
+    return shape.as_array(x, "operator") if isinstance(x, (list, tuple)) else x
+
+
+def _binary(op):
+    return lambda self, other: op(self, _plain(other))
+
+
 def _swap(op):
-    return lambda self, other: op(other, self)
+    return lambda self, other: op(_plain(other), self)
 
 
 def _getitem(self, index):
@@ -31,16 +41,18 @@ def _setitem(self, index, value):
 
 
 METHODS = {
-    "__add__": ew.add, "__radd__": _swap(ew.add),
-    "__sub__": ew.subtract, "__rsub__": _swap(ew.subtract),
-    "__mul__": ew.multiply, "__rmul__": _swap(ew.multiply),
-    "__truediv__": ew.divide, "__rtruediv__": _swap(ew.divide),
-    "__pow__": ew.power, "__rpow__": _swap(ew.power),
-    "__matmul__": linalg.matmul, "__rmatmul__": _swap(linalg.matmul),
+    "__add__": _binary(ew.add), "__radd__": _swap(ew.add),
+    "__sub__": _binary(ew.subtract), "__rsub__": _swap(ew.subtract),
+    "__mul__": _binary(ew.multiply), "__rmul__": _swap(ew.multiply),
+    "__truediv__": _binary(ew.divide), "__rtruediv__": _swap(ew.divide),
+    "__pow__": _binary(ew.power), "__rpow__": _swap(ew.power),
+    "__matmul__": _binary(linalg.matmul), "__rmatmul__": _swap(linalg.matmul),
     "__neg__": ew.negative, "__pos__": lambda self: self, "__abs__": ew.absolute,
-    "__lt__": ew.less, "__le__": ew.less_equal, "__gt__": ew.greater,
-    "__ge__": ew.greater_equal, "__eq__": ew.equal, "__ne__": ew.not_equal,
-    "__and__": ew.logical_and, "__or__": ew.logical_or, "__xor__": ew.logical_xor,
+    "__lt__": _binary(ew.less), "__le__": _binary(ew.less_equal),
+    "__gt__": _binary(ew.greater), "__ge__": _binary(ew.greater_equal),
+    "__eq__": _binary(ew.equal), "__ne__": _binary(ew.not_equal),
+    "__and__": _binary(ew.logical_and), "__or__": _binary(ew.logical_or),
+    "__xor__": _binary(ew.logical_xor),
     "__invert__": ew.logical_not,
     "__getitem__": _getitem, "__setitem__": _setitem, "__iter__": _iter,
     "at": property(indexing.AtIndexer, doc=indexing.AtIndexer.__doc__),
