@@ -17,11 +17,13 @@ never see them. Nodes created while a block is traced -- including gradient node
 ``gradients()`` inside a loop body, as ``hessians`` does -- belong to the block and read outer
 tensors as captures.
 
-Gradients. The VJP of ``cond`` is a ``cond`` of the branches' VJPs (each branch is traced again
+Gradients. The VJP of ``cond`` is a ``cond`` of the branches' VJPs (each branch block is cloned
 and differentiated with ``gradients``). The VJP of ``while`` is a reverse ``while_loop``: the
 forward node keeps each iteration's loop state in hidden history outputs (switched on only when
-a gradient is built, so ``hessians`` keeps no history), and the reverse body re-traces ``body``
-at the saved state and pulls the cotangents back through it with ``gradients``. Since these
+a gradient is built, so ``hessians`` keeps no history), and the reverse body clones the body
+block at the saved state and pulls the cotangents back through it with ``gradients``. (Clones
+of the traced nodes, never new calls of the user's function: a Python closure may have been
+rebound since, and side effects must not repeat.) Since these
 VJPs are themselves ``cond``/``while`` nodes with VJPs, graph-mode loops can be differentiated
 again (second order).
 
@@ -36,9 +38,9 @@ aliasing cannot corrupt gradients either.
 
 import numpy as np
 
-from ..engine.dispatch import READ
+from ..engine.dispatch import READ, bind
 from ..engine.gradients import gradients
-from ..engine.graph import CONST, Plan, get_default_graph
+from ..engine.graph import CONST, UNFOLDABLE, Plan, get_default_graph
 from ..engine.nest import flatten, pack_as
 from ..engine.registry import primitive
 from ..engine.tensor import Tensor, Variable, is_differentiable_dtype, shape_of
@@ -59,7 +61,8 @@ def _check_index(idx, rows, what, dynamic=False):
     if idx.size and (idx.min() < 0 or (not dynamic and idx.max() >= rows)):
         raise IndexError(f"{what}: index {idx.tolist()} is out of range for a TensorArray "
                          f"of size {rows}")
-    return idx
+    # A Python int for a scalar: numpy's basic indexing, far faster than a 0-d index array.
+    return int(idx) if idx.ndim == 0 else idx
 
 
 def _ta_buffer(shape, dtype):
@@ -68,16 +71,17 @@ def _ta_buffer(shape, dtype):
 
 tensor_array_buffer = primitive("tensor_array_buffer", _ta_buffer, nondiff=True,
                                 shape_rule=lambda shape, dtype: (tuple(shape), np.dtype(dtype)))
+UNFOLDABLE.add("tensor_array_buffer")  # a fresh buffer per run: writes update it in place
 
 
 def _ta_write(buf, idx, value, dynamic=False):
     idx = _check_index(idx, _rows(buf), "TensorArray.write", dynamic)
     value = np.asarray(value)
-    expected = idx.shape + buf.shape[1:]
+    expected = np.shape(idx) + buf.shape[1:]
     if value.shape != expected:
         raise ValueError(f"TensorArray.write: value of shape {value.shape} does not match the "
-                         f"element shape {buf.shape[1:]} (index shape {idx.shape})")
-    needed = int(idx.max()) + 1 if idx.size else 0
+                         f"element shape {buf.shape[1:]} (index shape {np.shape(idx)})")
+    needed = int(np.max(idx)) + 1 if np.size(idx) else 0
     if needed > _rows(buf):  # only when dynamic: grow geometrically (amortised O(1) writes)
         grown = np.zeros((max(needed, 2 * _rows(buf)),) + buf.shape[1:], buf.dtype)
         grown[:_rows(buf)] = buf
@@ -98,6 +102,10 @@ tensor_array_write = primitive(
     vjp=[lambda g, ans, buf, idx, value, dynamic=False: tensor_array_clear(g, idx, buf),
          None,
          lambda g, ans, buf, idx, value, dynamic=False: tensor_array_read(g, idx)],
+    # Linear, but its tangent must not be written in place (a tangent may be shared):
+    jvp=[lambda t, ans, buf, idx, value, dynamic=False: tensor_array_clear(t, idx, ans),
+         None,
+         lambda t, ans, buf, idx, value, dynamic=False: tensor_array_read_adjoint(t, idx, ans)],
     shape_rule=_ta_write_shape)
 
 
@@ -123,7 +131,8 @@ tensor_array_read = primitive(
     vjp=[lambda g, ans, buf, idx, prefix=False: tensor_array_read_adjoint(g, idx, buf,
                                                                           prefix=prefix),
          None],
-    linear=True, shape_rule=_ta_read_shape)
+    jvp=[lambda t, ans, buf, idx, prefix=False: tensor_array_read(t, idx, prefix=prefix), None],
+    shape_rule=_ta_read_shape)
 
 
 def _ta_read_adjoint(g, idx, like, prefix=False):
@@ -131,8 +140,10 @@ def _ta_read_adjoint(g, idx, like, prefix=False):
                    np.result_type(g))
     if prefix:
         out[:int(idx)] = g
+    elif np.ndim(idx) == 0:
+        out[int(idx)] = g
     else:
-        np.add.at(out, np.asarray(idx), g)
+        np.add.at(out, np.asarray(idx), g)  # repeated indices add up
     return out
 
 
@@ -140,7 +151,10 @@ tensor_array_read_adjoint = primitive(
     "tensor_array_read_adjoint", _ta_read_adjoint,
     vjp=[lambda g, ans, gy, idx, like, prefix=False: tensor_array_read(g, idx, prefix=prefix),
          None, None],
-    linear=True, shape_rule=lambda g, idx, like, prefix=False: (shape_of(like), g.dtype))
+    jvp=[lambda t, ans, g, idx, like, prefix=False: tensor_array_read_adjoint(t, idx, like,
+                                                                             prefix=prefix),
+         None, None],
+    shape_rule=lambda g, idx, like, prefix=False: (shape_of(like), g.dtype))
 
 
 def _ta_clear(g, idx, like):
@@ -164,7 +178,8 @@ def _ta_clear_shape(g, idx, like):
 tensor_array_clear = primitive(
     "tensor_array_clear", _ta_clear,
     vjp=[lambda gg, ans, g, idx, like: tensor_array_clear(gg, idx, g), None, None],
-    linear=True, shape_rule=_ta_clear_shape)
+    jvp=[lambda t, ans, g, idx, like: tensor_array_clear(t, idx, like), None, None],
+    shape_rule=_ta_clear_shape)
 
 
 # --- blocks: a traced body or branch --------------------------------------------------------
@@ -192,7 +207,7 @@ class _Block:
         self.graph = graph
         block = {id(n) for n in graph.nodes[start:]}
         fed = {id(p) for p in self.params}
-        captures, seen = [], set()
+        captures, seen, nodes = [], set(), {}
         stack_ = list(self.outputs)
         while stack_:
             t = stack_.pop()
@@ -205,11 +220,39 @@ class _Block:
             if id(node) not in block or node.prim is READ:
                 captures.append(t)
                 continue
+            nodes[id(node)] = node
             stack_.extend(a for a in node.inputs if isinstance(a, Tensor) and a._value is None)
         self.captures = sorted(captures, key=lambda t: (t._node.seq, t._index))
+        self.nodes = sorted(nodes.values(), key=lambda n: n.seq)
 
     def plan(self, captures):
         return Plan(self.graph, self.outputs, self.params + list(captures))
+
+    def clone(self, inputs, captures=(), new_captures=()):
+        """The block's outputs recomputed by new nodes in the current graph context, from
+        ``inputs`` (for its placeholders) and ``new_captures`` (for ``captures``, a superset of
+        its own). Gradient rules use clones rather than calling the user's function again:
+        a Python closure may since have been rebound, and side effects must not repeat."""
+        mapping = {id(p): x for p, x in zip(self.params, inputs)}
+        mapping.update((id(c), x) for c, x in zip(captures, new_captures))
+        for node in self.nodes:
+            if node.prim is CONST:
+                outs = (self.graph.constant(node.params["value"]),)
+            else:
+                args = [mapping.get(id(a), a) if isinstance(a, Tensor) else a
+                        for a in node.inputs]
+                params = node.params
+                if node.prim is _while.primitive:  # a clone keeps its own history switch
+                    params = dict(params, record=_Record())
+                outs = _apply(node.prim, args, params)
+            for old, new in zip(node.outputs, outs):
+                mapping[id(old)] = new
+        return [mapping.get(id(o), o) for o in self.outputs]
+
+
+def _apply(prim, args, params):
+    out = bind(prim, tuple(args), params)
+    return out if prim.multiple_results else (out,)
 
 
 def _union(*lists):
@@ -260,8 +303,9 @@ class _Record:
 class _Loop:
     """The static facts of a traced ``while`` node its VJP needs."""
 
-    def __init__(self, body_flat, avals, buffers, out_avals):
-        self.body_flat = body_flat      # flat state tensors -> flat next-state tensors
+    def __init__(self, body, captures, avals, buffers, out_avals):
+        self.body = body                # the body's _Block
+        self.captures = captures        # the outer tensors the node was built with
         self.avals = avals              # (shape invariant, dtype) per flat loop variable
         self.buffers = buffers          # indices of TensorArray buffers (write-once, no history)
         self.recorded = [j for j in range(len(avals)) if j not in buffers]
@@ -313,7 +357,7 @@ def _while_vjp(g, ans, *inputs, n_vars, loop, record, **_):
         k1 = subtract(k, 1)
         state = [tensor_array_read(hist_of[j], k1) if j in hist_of else finals[j]
                  for j in range(n_vars)]
-        outs = loop.body_flat(state)
+        outs = loop.body.clone(state, loop.captures, captures)
         d_caps = [captures[c] for c in dcaps]
         pulled = gradients([outs[j] for j in dvars], [state[j] for j in dvars] + d_caps,
                            grad_ys=list(acc[:nv]), stop_gradients=state + d_caps,
@@ -446,8 +490,8 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         ValueError: ``body`` returns another structure or an incompatible shape.
 
     >>> import hessgrad as hg
-    >>> hg.while_loop(lambda i, s: i < 4, lambda i, s: (i + 1, s * 2.0), (0, 1.0))[1].numpy()
-    array(16.)
+    >>> float(hg.while_loop(lambda i, s: i < 4, lambda i, s: (i + 1, s * 2.0), (0, 1.0))[1])
+    16.0
     >>> with hg.Graph().as_default() as g:
     ...     n = hg.placeholder("int64", shape=())
     ...     _, total = hg.while_loop(lambda i, s: i < n, lambda i, s: (i + 1, s + i), (0, 0))
@@ -548,7 +592,7 @@ def _graph_while(graph, cond, body, structure, shape_invariants, max_iter, packe
     for j, (shape, dtype) in enumerate(avals):
         if j not in buffers:  # the stacked state of every iteration (the VJP's history)
             out_avals.append((None if shape is None else (None,) + tuple(shape), dtype))
-    loop = _Loop(body_flat, avals, buffers, out_avals)
+    loop = _Loop(body_block, captures, avals, buffers, out_avals)
     with graph.as_default():
         outs = _while(*flat, *captures, n_vars=n_vars, cond_plan=cond_block.plan(captures),
                       body_plan=body_block.plan(captures), maximum_iterations=max_iter,
@@ -580,15 +624,17 @@ def _cond_vjp(g, ans, pred, *captures, branches, **_):
     if not dcaps:
         return result
 
-    def pullback(branch):
+    blocks, all_captures = branches[0], branches[3]
+
+    def pullback(block):
         def branch_vjp():
-            outs = branch()
+            outs = block.clone([], all_captures, captures)
             return gradients([outs[k] for k in douts], [captures[c] for c in dcaps],
                              grad_ys=[g[k] for k in douts], stop_gradients=list(captures),
                              unconnected_gradients="zero")
         return branch_vjp
 
-    grads = cond(pred, pullback(branches[0]), pullback(branches[1]))
+    grads = cond(pred, pullback(blocks[0]), pullback(blocks[1]))
     for i, c in enumerate(dcaps):
         result[1 + c] = grads[i]
     return result
@@ -670,12 +716,11 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
     if not avals:
         return structures["true_fn"]
     captures = _union(t_block.captures, f_block.captures)
-    block_fns = (lambda: [_block_tensor(o, graph) for o in true_flat()],
-                 lambda: [_block_tensor(o, graph) for o in false_flat()], avals)
     structure = structures["true_fn"]
     with graph.as_default():
         outs = _cond(pred, *captures, true_plan=t_block.plan(captures),
-                     false_plan=f_block.plan(captures), branches=block_fns)
+                     false_plan=f_block.plan(captures),
+                     branches=((t_block, f_block), None, avals, captures))
     return pack_as(structure, list(outs))
 
 

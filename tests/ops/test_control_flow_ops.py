@@ -1,0 +1,419 @@
+"""Control flow: while_loop, cond, TensorArray -- eager (derivatives of any order through the
+tape) and graph mode (while/cond nodes with block plans; gradients and second derivatives
+through reverse loops), checked against eager results and finite differences."""
+
+import numpy as np
+import pytest
+
+import hessgrad as hg
+from hessgrad.engine.graph import Plan
+from hessgrad.ops import control_flow as cf
+from hessgrad.ops.control_flow import TensorArray, cond, while_loop
+from hessgrad.testing import check_grads
+
+COVERED = {"while", "cond", "tensor_array_buffer", "tensor_array_write", "tensor_array_read",
+           "tensor_array_read_adjoint", "tensor_array_clear"}
+
+rng = np.random.default_rng(0)
+
+
+def r(*shape):
+    return rng.standard_normal(shape)
+
+
+def run_graph(build, *values):
+    """Build ``build(*placeholders)`` in a fresh graph and run it on ``values``."""
+    g = hg.Graph()
+    with g.as_default():
+        phs = [hg.placeholder(np.asarray(v).dtype, np.shape(v)) for v in values]
+        out = build(*phs)
+    return g.run(out, dict(zip(phs, values)))
+
+
+def fd(f, x, eps=1e-6):
+    """Central differences of a scalar- or array-valued ``f`` at array ``x``."""
+    x = np.asarray(x, dtype=float)
+    cols = []
+    for k in range(x.size):
+        e = np.zeros(x.size)
+        e[k] = eps
+        e = e.reshape(x.shape)
+        cols.append((np.asarray(f(x + e)) - np.asarray(f(x - e))) / (2 * eps))
+    return np.moveaxis(np.array(cols), 0, -1).reshape(np.shape(f(x)) + x.shape)
+
+
+# --- TensorArray buffer primitives: order 2, forward and reverse ---------------------------
+ROWS = [
+    ("read-scalar", lambda b: cf.tensor_array_read(b, 1), (r(3, 2),)),
+    ("read-repeated", lambda b: cf.tensor_array_read(b, np.array([0, 2, 0])), (r(3, 2),)),
+    ("read-prefix", lambda b: cf.tensor_array_read(b, 2, prefix=True) ** 2, (r(4, 2),)),
+    ("read_adjoint", lambda g: cf.tensor_array_read_adjoint(g, np.array([0, 2, 0]),
+                                                            np.zeros((4, 3))), (r(3, 3),)),
+    ("read_adjoint-prefix", lambda g: cf.tensor_array_read_adjoint(g, 2, np.zeros((4,)),
+                                                                   prefix=True), (r(2),)),
+    ("clear-truncate", lambda g: cf.tensor_array_clear(g, 1, np.zeros((3, 2))), (r(4, 2),)),
+    ("clear-pad", lambda g: cf.tensor_array_clear(g, np.array([0, 3]), np.zeros((5, 2))),
+     (r(2, 2),)),
+    ("write", lambda b, v: cf.tensor_array_write(b * 1.0, 2, v) ** 2, (r(4, 3), r(3))),
+    ("write-many", lambda b, v: cf.tensor_array_write(b * 1.0, np.array([3, 0]), v) * b,
+     (r(4, 2), r(2, 2))),
+    ("write-grow", lambda b, v: cf.tensor_array_write(b * 1.0, 5, v, dynamic=True),
+     (r(2, 3), r(3))),
+]
+
+
+@pytest.mark.parametrize("name,f,args", ROWS, ids=[row[0] for row in ROWS])
+def test_buffer_primitives_order2(name, f, args):
+    check_grads(f, args, order=2, modes=("fwd", "rev"))
+
+
+def test_buffer_primitives_in_graph_mode():
+    b, v = r(4, 3), r(3)
+    out = run_graph(lambda b, v: cf.tensor_array_write(b * 1.0, 2, v), b, v)
+    expect = b.copy()
+    expect[2] = v
+    np.testing.assert_allclose(out, expect)
+    with hg.Graph().as_default():
+        buf = cf.tensor_array_buffer(shape=(3, 2), dtype="float32")
+        assert buf.shape == (3, 2) and buf.dtype == np.float32
+        grown = cf.tensor_array_write(buf, 4, np.ones(2, np.float32), dynamic=True)
+        assert grown.shape == (None, 2)
+    assert cf.tensor_array_buffer(shape=(2, 1), dtype="float64").numpy().tolist() == [[0], [0]]
+
+
+def test_buffer_primitive_errors():
+    with pytest.raises(IndexError, match="TensorArray.write: index \\[5\\] is out of range.*4"):
+        cf.tensor_array_write(np.zeros((4, 2)), np.array([5]), np.zeros((1, 2)))
+    with pytest.raises(ValueError, match="TensorArray.write: value of shape \\(3,\\)"):
+        cf.tensor_array_write(np.zeros((4, 2)), 1, np.zeros(3))
+    with pytest.raises(IndexError, match="TensorArray.read"):
+        cf.tensor_array_read(np.zeros((2, 2)), 2)
+    with pytest.raises(TypeError, match="index must be an integer"):
+        cf.tensor_array_read(np.zeros((2, 2)), 1.0)
+
+
+# --- eager mode: tapes see every op, any order ----------------------------------------------
+def fixed_point(a):
+    """x_{k+1} = cos(a x_k), 30 steps."""
+    _, x = while_loop(lambda k, x: k < 30, lambda k, x: (k + 1, hg.cos(a * x)),
+                      (0, hg.ones_like(a) * 0.5))
+    return x
+
+
+def inner_loss(w, a):
+    return hg.reduce_sum((w - a) ** 2 * np.array([1.0, 2.0, 0.5])) + 0.1 * hg.reduce_sum(w ** 4)
+
+
+def unrolled_descent(a, steps=20, lr=0.1):
+    """w minimises inner_loss(., a) by ``steps`` gradient steps; the outer loss reads w."""
+    def body(i, w):
+        with hg.GradientTape() as tape:
+            tape.watch(w)
+            loss = inner_loss(w, a)
+        return i + 1, w - lr * tape.gradient(loss, w)
+
+    _, w = while_loop(lambda i, w: i < steps, body, (0, hg.zeros_like(a)))
+    return hg.reduce_sum(w * hg.sin(w))
+
+
+def test_eager_fixed_point_order2():
+    check_grads(fixed_point, (np.array([0.7, 1.1]),), order=2, modes=("fwd", "rev"))
+
+
+def test_eager_unrolled_descent_order2():
+    check_grads(unrolled_descent, (np.array([0.3, -0.8, 1.2]),), order=2,
+                modes=("fwd", "rev"), rtol=1e-5, atol=1e-6)
+
+
+def test_eager_cond_and_tensor_array_order2():
+    def f(x):
+        y = cond(hg.reduce_sum(x) > 0, lambda: hg.sin(x) * x, lambda: x ** 3)
+        ta = TensorArray("float64", size=2)
+        ta = ta.write(0, y).write(1, hg.exp(-x))
+        return ta.stack() * ta.read(1)
+
+    check_grads(f, (np.array([0.4, 0.9]),), order=2, modes=("fwd", "rev"))
+    check_grads(f, (np.array([-0.4, -0.9]),), order=2, modes=("fwd", "rev"))
+
+
+def test_eager_tensor_array_methods():
+    def f(x):
+        ta = TensorArray("float64", size=3, element_shape=(2,)).unstack(x)
+        dyn = TensorArray("float64", size=0, dynamic_size=True)
+        dyn = dyn.write(2, ta.read(0) * ta.read(2)).scatter([0, 1], ta.gather([1, 1]))
+        return hg.concat([dyn.concat(), ta.stack()[0] ** 2], axis=0)
+
+    x = r(3, 2)
+    check_grads(f, (x,), order=2, modes=("fwd", "rev"))
+    dyn = TensorArray("float64", dynamic_size=True).write(3, [1.0])
+    assert int(dyn.size()) == 4
+    np.testing.assert_array_equal(dyn.stack().numpy(), [[0.0], [0.0], [0.0], [1.0]])
+    assert TensorArray("float64", size=0, element_shape=(2,)).stack().shape == (0, 2)
+
+
+def test_eager_while_structures_and_max_iterations():
+    out = while_loop(lambda s: s["i"] < 5, lambda s: {"i": s["i"] + 1, "x": s["x"] * 2.0},
+                     [{"i": 0, "x": 1.0}])
+    assert int(out[0]["i"]) == 5 and float(out[0]["x"]) == 32.0
+    single = while_loop(lambda x: x < 100, lambda x: x * 3, 1, maximum_iterations=3)
+    assert int(single) == 27
+    assert int(while_loop(lambda x: x < 0, lambda x: x + 1, 7)) == 7
+
+
+# --- graph mode: nodes, plans, gradients -------------------------------------------------
+def test_graph_fixed_point_matches_eager_to_second_order():
+    a0 = np.array([0.7, 1.1])
+
+    def build(a):
+        x = fixed_point(a)
+        y = hg.reduce_sum(x * x)
+        (g,) = hg.gradients(y, [a])
+        (h0,) = hg.gradients(g[0], [a])
+        (h1,) = hg.gradients(g[1], [a])
+        return [y, g, hg.stack(h0, h1, axis=0)]
+
+    y, g, h = run_graph(build, a0)
+
+    def eager_y(a):
+        x = fixed_point(a)
+        return hg.reduce_sum(x * x)
+
+    assert np.isclose(y, eager_y(hg.constant(a0)).numpy(), rtol=1e-14)
+    np.testing.assert_allclose(g, hg.grad(eager_y)(a0), rtol=1e-12)
+    np.testing.assert_allclose(h, hg.jacfwd(hg.grad(eager_y))(a0), rtol=1e-10, atol=1e-12)
+
+
+def test_graph_unrolled_descent_with_gradients_inside_body():
+    a0 = np.array([0.3, -0.8, 1.2])
+
+    def graph_descent(a, steps=20, lr=0.1):
+        def body(i, w):
+            (gw,) = hg.gradients(inner_loss(w, a), [w])
+            return i + 1, w - lr * gw
+
+        _, w = while_loop(lambda i, w: i < steps, body, (0, hg.zeros_like(a)))
+        return hg.reduce_sum(w * hg.sin(w))
+
+    def build(a):
+        y = graph_descent(a)
+        (g,) = hg.gradients(y, [a])
+        return [y, g]
+
+    y, g = run_graph(build, a0)
+    assert np.isclose(y, float(unrolled_descent(hg.constant(a0))), rtol=1e-13)
+    np.testing.assert_allclose(g, hg.grad(unrolled_descent)(a0), rtol=1e-11)
+    np.testing.assert_allclose(g, fd(lambda a: run_graph(graph_descent, a), a0), rtol=1e-6)
+
+
+def test_graph_loop_in_hg_function_and_dynamic_trip_count():
+    @hg.function
+    def f(a, n):
+        _, x = while_loop(lambda k, x: k < n, lambda k, x: (k + 1, hg.cos(a * x)), (0, 0.5))
+        return x
+
+    for n in (0, 3, 30):
+        x = 0.5
+        for _ in range(n):
+            x = np.cos(0.7 * x)
+        assert np.isclose(f(np.array(0.7), np.array(n)), x, rtol=1e-15)
+    assert f.experimental_traces == 1  # one trace serves every trip count
+
+
+def test_graph_tensor_array_in_loop_gradients():
+    x0 = r(3)
+
+    def build(x):
+        ta = TensorArray("float64", size=4, element_shape=(3,))
+
+        def body(i, v, ta):
+            v = hg.sin(v) * 2.0 + ta.read(hg.maximum(i - 1, 0)) * 0.1
+            return i + 1, v, ta.write(i, v)
+
+        _, v, ta = while_loop(lambda i, v, ta: i < 4, body, (0, x, ta))
+        s = ta.stack()
+        y = hg.reduce_sum(s * s) + hg.reduce_sum(v)
+        (g,) = hg.gradients(y, [x])
+        return [s, y, g]
+
+    def eager(x):
+        rows, v = [], x
+        prev = hg.zeros_like(x)
+        for i in range(4):
+            v = hg.sin(v) * 2.0 + (rows[i - 1] if i else prev) * 0.1
+            rows.append(v)
+        s = hg.stack(*rows, axis=0)
+        return hg.reduce_sum(s * s) + hg.reduce_sum(v)
+
+    s, y, g = run_graph(build, x0)
+    assert s.shape == (4, 3)
+    assert np.isclose(y, float(eager(hg.constant(x0))), rtol=1e-14)
+    np.testing.assert_allclose(g, hg.grad(eager)(x0), rtol=1e-12)
+
+
+def test_graph_dynamic_tensor_array_and_methods():
+    x0 = r(2)
+
+    def build(x):
+        ta = TensorArray("float64", size=0, dynamic_size=True, element_shape=(2,))
+        _, ta = while_loop(lambda i, ta: i < 5,
+                           lambda i, ta: (i + 1, ta.write(i, x * hg.cast(i, dtype="float64"))),
+                           (0, ta))
+        s = ta.stack()  # shape (None, 2): gradients need static shapes, so values only
+        return [s, ta.size(), ta.concat()]
+
+    s, size, cat = run_graph(build, x0)
+    np.testing.assert_allclose(s, np.arange(5)[:, None] * x0)
+    assert int(size) == 5 and cat.shape == (10,)
+
+    def methods(x):
+        ta = TensorArray("float64", size=3, element_shape=(2,)).unstack(x)
+        ta2 = TensorArray("float64", size=4, element_shape=(2,))
+        ta2 = ta2.scatter([3, 0], ta.gather([2, 2]) * ta.read(1))
+        y = hg.reduce_sum(ta2.stack() * hg.reshape(hg.constant(np.arange(8.0)), shape=(4, 2)))
+        (g,) = hg.gradients(y, [x])
+        return [ta2.stack(), ta.size(), ta2.concat(), g]
+
+    x1 = r(3, 2)
+    stacked, size, cat, g = run_graph(methods, x1)
+    expect = np.zeros((4, 2))
+    expect[[3, 0]] = x1[2] * x1[1]
+    np.testing.assert_allclose(stacked, expect)
+    assert int(size) == 3 and cat.shape == (8,)
+
+    def eager_methods(x):
+        w = np.arange(8.0).reshape(4, 2)
+        return hg.reduce_sum(x[2] * x[1] * (w[3] + w[0]))
+
+    np.testing.assert_allclose(g, hg.grad(eager_methods)(x1), rtol=1e-12)
+
+
+def test_graph_nested_loops_and_cond_in_loop():
+    a0 = np.array([0.4, 0.9])
+
+    def model(a):
+        def outer_body(i, x):
+            _, x = while_loop(lambda j, x: j < 3,
+                              lambda j, x: (j + 1, x + 0.1 * hg.sin(a * x)), (0, x))
+            x = cond(hg.reduce_sum(x) > 1.5, lambda: x * 0.9, lambda: x + a * a * 0.1)
+            return i + 1, x
+
+        _, x = while_loop(lambda i, x: i < 4, outer_body, (0, a))
+        return hg.reduce_sum(x ** 3)
+
+    def build(a):
+        y = model(a)
+        (g,) = hg.gradients(y, [a])
+        (h0,) = hg.gradients(g[0], [a])
+        return [y, g, h0]
+
+    y, g, h0 = run_graph(build, a0)
+    assert np.isclose(y, float(model(hg.constant(a0))), rtol=1e-14)
+    np.testing.assert_allclose(g, hg.grad(model)(a0), rtol=1e-12)
+    np.testing.assert_allclose(h0, hg.jacrev(hg.grad(model))(a0)[0], rtol=1e-10)
+
+
+def test_graph_cond_gradients_both_branches_second_order():
+    def build(x):
+        y = cond(x > 0, lambda: x * x * x, lambda: hg.sin(x))
+        (dy,) = hg.gradients(y, [x])
+        (ddy,) = hg.gradients(dy, [x])
+        return [y, dy, ddy]
+
+    np.testing.assert_allclose(run_graph(build, np.array(2.0)), [8.0, 12.0, 12.0])
+    np.testing.assert_allclose(run_graph(build, np.array(-1.0)),
+                               [np.sin(-1.0), np.cos(-1.0), -np.sin(-1.0)])
+
+
+def test_graph_cond_structures_and_concrete_pred():
+    def build(x):
+        out = cond(x[0] > 0, lambda: {"a": x * 2, "b": (x[1], 1)},
+                   lambda: {"a": -x, "b": (x[0], 2)})
+        return [out["a"], out["b"][0], out["b"][1]]
+
+    a, b, c = run_graph(build, np.array([1.0, 5.0]))
+    np.testing.assert_allclose(a, [2.0, 10.0])
+    assert float(b) == 5.0 and int(c) == 1
+    a, b, c = run_graph(build, np.array([-1.0, 5.0]))
+    assert float(b) == -1.0 and int(c) == 2
+    with hg.Graph().as_default():  # a Python predicate picks the branch at trace time
+        assert cond(True, lambda: 1, lambda: 2) == 1
+
+
+def test_graph_variable_captured_by_loop():
+    v = hg.Variable(np.array([0.5, 1.5]))
+    with hg.Graph().as_default() as g:
+        _, x = while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x * v), (0, hg.constant(np.ones(2))))
+        y = hg.reduce_sum(x)
+        (gv,) = hg.gradients(y, [v])
+    np.testing.assert_allclose(g.run(gv), 3 * v.numpy() ** 2)
+    v.assign([2.0, 1.0])
+    np.testing.assert_allclose(g.run(y), 9.0)  # the loop reads the variable at run time
+
+
+def test_block_nodes_stay_out_of_outer_plans():
+    g = hg.Graph()
+    with g.as_default():
+        x = hg.placeholder("float64", shape=())
+        start = len(g.nodes)
+        _, y = while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, hg.exp(y) * x), (0, x))
+        block = g.nodes[start:-1]
+        z = y + 1.0
+    plan = Plan(g, [z], [x])
+    ops = [step[-1] for step in plan.steps]
+    assert [n.type for n in ops].count("while") == 1
+    assert not any(n in ops for n in block if n.type != "const")
+    assert any(n.type == "exp" for n in block)
+
+
+def test_graph_max_iterations_and_shape_invariants():
+    def build(x):
+        _, grown = while_loop(lambda i, v: i < 3,
+                              lambda i, v: (i + 1, hg.concat([v, v[:1] * 2.0], axis=0)),
+                              (0, x), shape_invariants=((), (None,)))
+        k, _ = while_loop(lambda k, v: k < 100, lambda k, v: (k + 1, v), (0, x),
+                          maximum_iterations=4)
+        return [grown, k]
+
+    grown, k = run_graph(build, np.array([1.0, 3.0]))
+    np.testing.assert_allclose(grown, [1, 3, 2, 2, 2])
+    assert int(k) == 4
+
+
+def test_errors_name_the_function_and_shapes():
+    with pytest.raises(TypeError, match="while_loop: body must be callable"):
+        while_loop(lambda x: x < 1, 3, (1,))
+    with pytest.raises(ValueError, match="while_loop: body must return the same structure"):
+        while_loop(lambda a, b: a < 1, lambda a, b: (a + 1,), (0, 1.0))
+    with pytest.raises(TypeError, match="cond: false_fn must be callable"):
+        cond(True, lambda: 1, None)
+    with hg.Graph().as_default():
+        x = hg.placeholder("float64", shape=(2,))
+        with pytest.raises(ValueError, match="loop variable 1 has shape \\(2,\\) on entry but "
+                                             "\\(3,\\)"):
+            while_loop(lambda i, v: i < 2, lambda i, v: (i + 1, hg.concat([v, v[:1]], axis=0)),
+                       (0, x))
+        with pytest.raises(TypeError, match="loop variable 0 has dtype int64 on entry but "
+                                            "float64"):
+            while_loop(lambda i: i < 2, lambda i: i + 0.5, 0)
+        with pytest.raises(TypeError, match="while_loop: cond must return a boolean scalar"):
+            while_loop(lambda v: v, lambda v: v, x)
+        with pytest.raises(ValueError, match="cond: true_fn and false_fn must return the same"):
+            cond(x[0] > 0, lambda: (x, x), lambda: x)
+        with pytest.raises(TypeError, match="cond: output 0 has dtype float64 in true_fn but "
+                                            "int64"):
+            cond(x[0] > 0, lambda: x, lambda: hg.constant([1, 2]))
+        with pytest.raises(TypeError, match="cond: pred must be a boolean scalar"):
+            cond(x, lambda: x, lambda: x)
+        with pytest.raises(ValueError, match="no element_shape"):
+            while_loop(lambda i, ta: i < 2, lambda i, ta: (i + 1, ta), (0, TensorArray("float64",
+                                                                                       size=2)))
+        ta = TensorArray("float64", size=2, element_shape=(2,))
+        with pytest.raises(ValueError, match="TensorArray.write: value of element shape"):
+            ta.write(0, hg.constant([1.0, 2.0, 3.0]))
+        bad = ta.write(5, x)
+    with pytest.raises(IndexError, match="TensorArray.write: index 5 is out of range"):
+        bad._buf.graph.run(bad.stack(), {x: [1.0, 2.0]})
+    with pytest.raises(IndexError, match="TensorArray.write: index 2 is out of range .* size 2"):
+        TensorArray("float64", size=2).write(2, 1.0)
+    with pytest.raises(IndexError, match="TensorArray.read"):
+        TensorArray("float64", size=2).read(3)
