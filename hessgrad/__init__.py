@@ -25,7 +25,7 @@ from .ops.reduction import mean as reduce_mean
 from .ops.reduction import min as reduce_min
 from .ops.reduction import sum as reduce_sum
 from .ops.shape import concatenate, expand_dims, reshape, squeeze, stack, transpose
-from .second_order import hessian, hessian_vector_product, hvp, make_hvp
+from .second_order import hessian, hessian_vector_product, hessians, hvp, make_hvp
 from .ops.control_flow import TensorArray, cond, while_loop
 from .transforms import grad, jacfwd, jacobian, jacrev, jvp, linearize, value_and_grad, vjp
 from .operators import GaussNewtonOperator, HessianOperator

@@ -222,3 +222,64 @@ def _hessian_tensors(f, args, kwargs, nums, single, shapes, sizes):
     if single:
         return blocks[0][0]
     return tuple(tuple(row) for row in blocks)
+
+
+def hessians(ys, xs, name="hessians", colocate_gradients_with_ops=False, gate_gradients=False,
+             aggregation_method=None):
+    """The Hessian of ``sum(ys)`` w.r.t. each of ``xs`` in graph mode (``tf.hessians``).
+
+    For each ``x``, one ``while_loop`` iteration per element ``j`` of ``x`` differentiates the
+    ``j``-th entry of the flattened gradient again and writes that row into a ``TensorArray``,
+    whose buffer (``size(x)**2`` numbers, allocated once and written in place) is reshaped to
+    ``x.shape + x.shape``.
+
+    Args:
+        ys: a tensor or list of tensors to differentiate.
+        xs: a tensor or list of tensors with fully known shapes.
+        name, colocate_gradients_with_ops, gate_gradients: accepted for compatibility.
+        aggregation_method: see ``gradients``.
+    Returns:
+        A list with one Hessian per x; ``None`` for an x that ``ys`` does not depend on (as
+        ``gradients`` returns None for it). A Hessian is zero where the gradient does not
+        depend on x (a linear function).
+    Raises:
+        RuntimeError: called in eager mode.
+        LookupError: an op between xs and ys has no gradient.
+        ValueError: an x has an unknown shape.
+
+    >>> import hessgrad as hg
+    >>> with hg.Graph().as_default() as g:
+    ...     x = hg.placeholder("float64", shape=(2,))
+    ...     (h,) = hg.hessians(hg.reduce_sum(x ** 3), x)
+    >>> g.run(h, {x: [1.0, 2.0]})
+    array([[ 6.,  0.],
+           [ 0., 12.]])
+    """
+    from .ops.control_flow import TensorArray, tensor_array_read, while_loop
+
+    del name
+    xs = flatten(xs)
+    kwargs = dict(colocate_gradients_with_ops=colocate_gradients_with_ops,
+                  gate_gradients=gate_gradients, aggregation_method=aggregation_method)
+    for x in xs:
+        if isinstance(x, Tensor) and (x.shape is None or None in x.shape):
+            raise ValueError(f"hessians: x {x.name} must have a fully known shape, got "
+                             f"{x.shape}")
+    result = []
+    for gradient, x in zip(gradients(ys, xs, **kwargs), xs):
+        if gradient is None:
+            result.append(None)
+            continue
+        n = x.size
+        flat = reshape(gradient, shape=(n,))
+        rows = TensorArray(x.dtype, size=n, element_shape=(n,))
+
+        def body(j, rows, flat=flat, x=x, n=n):
+            (row,) = gradients(tensor_array_read(flat, j), [x], unconnected_gradients="zero",
+                               **kwargs)
+            return j + 1, rows.write(j, reshape(row, shape=(n,)))
+
+        _, rows = while_loop(lambda j, rows, n=n: j < n, body, (constant(0, dtype="int64"), rows))
+        # The loop's buffer is exactly the (n, n) Hessian: reshape it without a copy.
+        result.append(reshape(rows._buf, shape=tuple(x.shape) * 2))
+    return result
