@@ -1,23 +1,107 @@
-"""Elementwise primitives: arithmetic with broadcasting, transcendental functions,
-comparisons. One declaration per op: forward, VJP per input, JVP per input."""
+"""Elementwise primitives: arithmetic with broadcasting, transcendental functions, rounding,
+comparisons. One declaration per op: forward, VJP per input, JVP per input.
+
+Rules are hessgrad ops, so every derivative differentiates again. Constants inside rules are
+Python floats (never numpy float64 scalars) so that float32 inputs keep float32 gradients.
+"""
+
+import math
 
 import numpy as np
 
 from ..engine.registry import primitive
-from ..engine.tensor import Tensor, dtype_of
-from .core import broadcast_to, ones_like, unbroadcast, zeros_like
+from ..engine.tensor import Tensor, dtype_of, shape_of
+from .core import broadcast_to, cast, ones_like, unbroadcast, zeros_like
+
+LN2, LN10, PI = math.log(2.0), math.log(10.0), math.pi
+
+_ARG_NAMES = ("x1", "x2", "x3")
+
+
+# --- helpers: broadcasting errors, shape rules, gradient fitting ---------------------------
+def _broadcast_error(name, values, names=_ARG_NAMES):
+    shapes = ", ".join(f"{n} of shape {tuple(np.shape(v))}" for n, v in zip(names, values))
+    return ValueError(f"{name}: operands cannot be broadcast together: {shapes}")
+
+
+def _checked(name, forward, names=_ARG_NAMES):
+    """``forward`` whose broadcasting failures name the op, the arguments and their shapes."""
+    def checked_forward(*values, **params):
+        try:
+            return forward(*values, **params)
+        except ValueError as exc:
+            if "broadcast" not in str(exc):
+                raise
+            raise _broadcast_error(name, values, names) from exc
+    checked_forward.__name__ = name
+    return checked_forward
+
+
+def _static_broadcast(name, shapes, names=_ARG_NAMES):
+    """numpy's broadcast of static shapes, where a dimension may be unknown (None)."""
+    if any(s is None for s in shapes):
+        return None
+    ndim = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(ndim):
+        dims = [s[len(s) - ndim + i] for s in shapes if len(s) - ndim + i >= 0]
+        known = {d for d in dims if d is not None and d != 1}
+        if len(known) > 1:
+            detail = ", ".join(f"{n} of shape {s}" for n, s in zip(names, shapes))
+            raise ValueError(f"{name}: operands cannot be broadcast together: {detail}")
+        if known:
+            out.append(known.pop())
+        elif None in dims:
+            out.append(None)
+        else:
+            out.append(1)
+    return tuple(out)
+
+
+def _stand_in(a):
+    """A 0-d value with the dtype ``a`` would have in the forward (Python scalars stay weak)."""
+    if isinstance(a, Tensor):
+        return np.ones((), a.dtype)
+    if a is None or isinstance(a, (bool, int, float, complex)):
+        return a
+    a = np.asarray(a)
+    return a.reshape(-1)[0].copy() if a.size else np.ones((), a.dtype)
+
+
+def _broadcast_shape_rule(name, forward, names=_ARG_NAMES):
+    """Graph-mode shape rule of a broadcasting op: a clear error at trace time, and the dtype
+    from running ``forward`` on 0-d stand-ins (cheap, and keeps numpy's promotion rules)."""
+    def rule(*inputs, **params):
+        shape = _static_broadcast(name, [shape_of(a) if a is not None else ()
+                                         for a in inputs], names)
+        try:
+            with np.errstate(all="ignore"):
+                dtype = np.result_type(forward(*[_stand_in(a) for a in inputs], **params))
+        except Exception:  # noqa: BLE001 - value-dependent failures (int ** -1): promotion
+            dtype = np.result_type(*[dtype_of(a) for a in inputs if a is not None])
+        return shape, dtype
+    return rule
+
+
+def _fit(grad, x):
+    """A gradient summed back to the shape of ``x`` and given its (float) dtype."""
+    grad = unbroadcast(grad, x)
+    xd, gd = dtype_of(x), dtype_of(grad)
+    if xd != gd and xd.kind == "f" and gd.kind in "fc":
+        grad = cast(grad, dtype=xd)
+    return grad
 
 
 def _u(rule):
-    """Wrap a VJP rule so that its result is summed back to its input's shape."""
-    def vjp_first(g, ans, x, y):
-        return unbroadcast(rule(g, ans, x, y), x)
+    """Wrap a VJP rule so that its result is summed back to its first input's shape."""
+    def vjp_first(g, ans, x, y, **params):
+        return _fit(rule(g, ans, x, y), x)
     return vjp_first
 
 
 def _v(rule):
-    def vjp_second(g, ans, x, y):
-        return unbroadcast(rule(g, ans, x, y), y)
+    def vjp_second(g, ans, x, y, **params):
+        return _fit(rule(g, ans, x, y), y)
     return vjp_second
 
 
@@ -25,23 +109,76 @@ def _zero_vjp(g, ans, *args, **params):
     return zeros_like(args[0])
 
 
+def _zero_vjp_second(g, ans, x, y, **params):
+    return zeros_like(y)
+
+
 def _zero_jvp(t, ans, *args, **params):
     return zeros_like(ans)
 
 
+def _unary(name, forward, deriv):
+    """A unary op whose derivative is ``deriv(ans, x)`` (a hessgrad expression)."""
+    return primitive(name, forward, vjp=[lambda g, a, x: g * deriv(a, x)],
+                     jvp=[lambda t, a, x: t * deriv(a, x)])
+
+
+def _unary_div(name, forward, denominator):
+    """A unary op whose derivative is ``1 / denominator(ans, x)``."""
+    return primitive(name, forward, vjp=[lambda g, a, x: g / denominator(a, x)],
+                     jvp=[lambda t, a, x: t / denominator(a, x)])
+
+
+def _piecewise_constant(name, forward, **flags):
+    """Floor, round, sign, ...: derivative zero almost everywhere (exactly zero here)."""
+    return primitive(name, forward, vjp=[_zero_vjp], jvp=[_zero_jvp], **flags)
+
+
+def _binary(name, forward, dx, dy, **flags):
+    """A broadcasting binary op with partials ``dx(ans, x, y)`` and ``dy(ans, x, y)``."""
+    forward = _checked(name, forward)
+    return primitive(name, forward,
+                     vjp=[_u(lambda g, a, x, y: g * dx(a, x, y)),
+                          _v(lambda g, a, x, y: g * dy(a, x, y))],
+                     jvp=[lambda t, a, x, y: t * dx(a, x, y), lambda t, a, x, y: t * dy(a, x, y)],
+                     shape_rule=_broadcast_shape_rule(name, forward), **flags)
+
+
+def _binary_prim(name, forward, **kwargs):
+    """A broadcasting binary primitive with explicit rules, clear errors and a shape rule."""
+    forward = _checked(name, forward)
+    return primitive(name, forward, shape_rule=_broadcast_shape_rule(name, forward), **kwargs)
+
+
+def _eager_all(test, *tensors):
+    """True when every tensor is eager and ``test`` holds for all of its values (a fast path
+    that skips guards in rules; symbolic tensors always take the guarded path)."""
+    for t in tensors:
+        value = t._value if isinstance(t, Tensor) else np.asarray(t)
+        if value is None or not test(value).all():
+            return False
+    return True
+
+
+def _safe_divide(x, r):
+    """``x / r``, and 0 where ``r == 0`` (a finite subgradient instead of NaN)."""
+    zero = equal(r, 0.0)
+    return where(zero, 0.0, x / where(zero, 1.0, r))
+
+
 # --- arithmetic ---------------------------------------------------------------------------
-add = primitive("add", np.add, vjp=[_u(lambda g, a, x, y: g), _v(lambda g, a, x, y: g)],
-                linear=True)
-subtract = primitive("subtract", np.subtract,
-                     vjp=[_u(lambda g, a, x, y: g), _v(lambda g, a, x, y: negative(g))],
-                     linear=True)
-multiply = primitive("multiply", np.multiply,
-                     vjp=[_u(lambda g, a, x, y: g * y), _v(lambda g, a, x, y: g * x)],
-                     jvp=[lambda t, a, x, y: t * y, lambda t, a, x, y: x * t])
-divide = primitive("divide", np.true_divide,
-                   vjp=[_u(lambda g, a, x, y: g / y), _v(lambda g, a, x, y: -g * a / y)],
-                   jvp=[lambda t, a, x, y: t / y, lambda t, a, x, y: -t * a / y])
+add = _binary_prim("add", np.add, vjp=[_u(lambda g, a, x, y: g), _v(lambda g, a, x, y: g)],
+                   linear=True)
+subtract = _binary_prim("subtract", np.subtract,
+                        vjp=[_u(lambda g, a, x, y: g), _v(lambda g, a, x, y: negative(g))],
+                        linear=True)
+multiply = _binary("multiply", np.multiply, lambda a, x, y: y, lambda a, x, y: x)
+divide = _binary_prim("divide", np.true_divide,
+                      vjp=[_u(lambda g, a, x, y: g / y), _v(lambda g, a, x, y: -g * a / y)],
+                      jvp=[lambda t, a, x, y: t / y, lambda t, a, x, y: -t * a / y])
+true_divide = divide
 negative = primitive("negative", np.negative, vjp=[lambda g, a, x: -g], linear=True)
+positive = primitive("positive", np.positive, vjp=[lambda g, a, x: g], linear=True)
 
 
 def _pow_dx(x, y):
@@ -67,34 +204,64 @@ def _pow_dy(x, ans):
     return log(safe) * ans
 
 
-power = primitive("power", np.power,
-                  vjp=[_u(lambda g, a, x, y: g * _pow_dx(x, y)),
-                       _v(lambda g, a, x, y: g * _pow_dy(x, a))],
-                  jvp=[lambda t, a, x, y: t * _pow_dx(x, y),
-                       lambda t, a, x, y: t * _pow_dy(x, a)])
+power = _binary_prim("power", np.power,
+                     vjp=[_u(lambda g, a, x, y: g * _pow_dx(x, y)),
+                          _v(lambda g, a, x, y: g * _pow_dy(x, a))],
+                     jvp=[lambda t, a, x, y: t * _pow_dx(x, y),
+                          lambda t, a, x, y: t * _pow_dy(x, a)])
+
+
+def _as_float64(x):
+    kind = dtype_of(x).kind
+    target = np.complex128 if kind == "c" else np.float64
+    if isinstance(x, Tensor):
+        return x if x.dtype == target else cast(x, dtype=target)
+    return np.asarray(x, dtype=target)
+
+
+def float_power(x1, x2):
+    """``x1 ** x2`` computed in float64 (complex128 for complex inputs), as numpy's."""
+    return power(_as_float64(x1), _as_float64(x2))
+
+
 square = primitive("square", np.square, vjp=[lambda g, a, x: g * (2.0 * x)],
                    jvp=[lambda t, a, x: t * (2.0 * x)])
-reciprocal = primitive("reciprocal", lambda x: 1.0 / x, vjp=[lambda g, a, x: -g * a * a],
+reciprocal = primitive("reciprocal", np.reciprocal, vjp=[lambda g, a, x: -g * a * a],
                        jvp=[lambda t, a, x: -t * a * a])
+cbrt = _unary_div("cbrt", np.cbrt, lambda a, x: 3.0 * (a * a))
 
-# --- transcendental -----------------------------------------------------------------------
+# floor_divide is piecewise constant; remainder/fmod are x - y * n with n piecewise constant.
+floor_divide = _binary_prim("floor_divide", np.floor_divide,
+                            vjp=[_zero_vjp, _zero_vjp_second], jvp=[_zero_jvp, _zero_jvp])
+remainder = _binary_prim(
+    "remainder", np.remainder,
+    vjp=[_u(lambda g, a, x, y: g), _v(lambda g, a, x, y: -g * floor_divide(x, y))],
+    jvp=[lambda t, a, x, y: t, lambda t, a, x, y: -t * floor_divide(x, y)])
+mod = remainder
+
+
+def _fmod_quotient(a, x, y):
+    # fmod is exact: x - a is y times an integer, so rounding the quotient recovers it.
+    return rint((x - a) / y)
+
+
+fmod = _binary_prim(
+    "fmod", np.fmod,
+    vjp=[_u(lambda g, a, x, y: g), _v(lambda g, a, x, y: -g * _fmod_quotient(a, x, y))],
+    jvp=[lambda t, a, x, y: t, lambda t, a, x, y: -t * _fmod_quotient(a, x, y)])
+
+# --- exponentials and logarithms -----------------------------------------------------------
 exp = primitive("exp", np.exp, vjp=[lambda g, a, x: g * a], jvp=[lambda t, a, x: t * a])
+exp2 = _unary("exp2", np.exp2, lambda a, x: a * LN2)
 log = primitive("log", np.log, vjp=[lambda g, a, x: g / x], jvp=[lambda t, a, x: t / x])
+log2 = _unary_div("log2", np.log2, lambda a, x: x * LN2)
+log10 = _unary_div("log10", np.log10, lambda a, x: x * LN10)
 log1p = primitive("log1p", np.log1p, vjp=[lambda g, a, x: g / (1.0 + x)],
                   jvp=[lambda t, a, x: t / (1.0 + x)])
 expm1 = primitive("expm1", np.expm1, vjp=[lambda g, a, x: g * (a + 1.0)],
                   jvp=[lambda t, a, x: t * (a + 1.0)])
 sqrt = primitive("sqrt", np.sqrt, vjp=[lambda g, a, x: g * 0.5 / a],
                  jvp=[lambda t, a, x: t * 0.5 / a])
-tanh = primitive("tanh", np.tanh, vjp=[lambda g, a, x: g * (1.0 - a * a)],
-                 jvp=[lambda t, a, x: t * (1.0 - a * a)])
-sin = primitive("sin", np.sin, vjp=[lambda g, a, x: g * cos(x)],
-                jvp=[lambda t, a, x: t * cos(x)])
-cos = primitive("cos", np.cos, vjp=[lambda g, a, x: -g * sin(x)],
-                jvp=[lambda t, a, x: -t * sin(x)])
-absolute = primitive("absolute", np.abs, vjp=[lambda g, a, x: g * sign(x)],
-                     jvp=[lambda t, a, x: t * sign(x)])
-sign = primitive("sign", np.sign, vjp=[_zero_vjp], jvp=[_zero_jvp])
 
 
 def _sigmoid(x):
@@ -104,11 +271,32 @@ def _sigmoid(x):
 
 sigmoid = primitive("sigmoid", _sigmoid, vjp=[lambda g, a, x: g * (a * (1.0 - a))],
                     jvp=[lambda t, a, x: t * (a * (1.0 - a))])
-# logaddexp's partials are sigmoids of the difference: exp(x - ans) never overflows.
-logaddexp = primitive("logaddexp", np.logaddexp,
-                      vjp=[_u(lambda g, a, x, y: g * exp(x - a)),
-                           _v(lambda g, a, x, y: g * exp(y - a))],
-                      jvp=[lambda t, a, x, y: t * exp(x - a), lambda t, a, x, y: t * exp(y - a)])
+
+
+def _logaddexp_weight(base_exp, a, x, y):
+    """The partial of logaddexp(x, y) in x: ``exp(x - ans)`` (never overflows, as x <= ans).
+
+    Where the answer is infinite (both -inf, or a +inf input) the difference is NaN; there
+    the weight is the max subgradient (1/2 at ties), and the exp branch sees a harmless 0.
+    """
+    if _eager_all(np.isfinite, a):
+        return base_exp(x - a)
+    finite = isfinite(a)
+    difference = where(finite, x, 0.0) - where(finite, a, 0.0)  # no inf - inf computed
+    return where(finite, base_exp(difference), _max_weighted(ones_like(a), x, y))
+
+
+def _logaddexp_prim(name, forward, base_exp):
+    return _binary_prim(
+        name, forward,
+        vjp=[_u(lambda g, a, x, y: g * _logaddexp_weight(base_exp, a, x, y)),
+             _v(lambda g, a, x, y: g * _logaddexp_weight(base_exp, a, y, x))],
+        jvp=[lambda t, a, x, y: t * _logaddexp_weight(base_exp, a, x, y),
+             lambda t, a, x, y: t * _logaddexp_weight(base_exp, a, y, x)])
+
+
+logaddexp = _logaddexp_prim("logaddexp", np.logaddexp, lambda d: exp(d))
+logaddexp2 = _logaddexp_prim("logaddexp2", np.logaddexp2, lambda d: exp2(d))
 
 
 def softplus(x):
@@ -116,53 +304,244 @@ def softplus(x):
     return logaddexp(0.0, x)
 
 
-# --- piecewise ----------------------------------------------------------------------------
-def _max_mask(x, y):
-    """1 where x wins, 1/2 at ties (the symmetric subgradient), 0 elsewhere."""
-    return where(greater(x, y), 1.0, where(equal(x, y), 0.5, 0.0))
+# --- trigonometric and hyperbolic ----------------------------------------------------------
+sin = primitive("sin", np.sin, vjp=[lambda g, a, x: g * cos(x)],
+                jvp=[lambda t, a, x: t * cos(x)])
+cos = primitive("cos", np.cos, vjp=[lambda g, a, x: -g * sin(x)],
+                jvp=[lambda t, a, x: -t * sin(x)])
+tan = _unary("tan", np.tan, lambda a, x: 1.0 + a * a)
+# (1 - x)(1 + x) instead of 1 - x*x: no cancellation near |x| = 1.
+arcsin = _unary_div("arcsin", np.arcsin, lambda a, x: sqrt((1.0 - x) * (1.0 + x)))
+arccos = _unary_div("arccos", np.arccos, lambda a, x: -sqrt((1.0 - x) * (1.0 + x)))
+arctan = _unary_div("arctan", np.arctan, lambda a, x: 1.0 + x * x)
+sinh = _unary("sinh", np.sinh, lambda a, x: cosh(x))
+cosh = _unary("cosh", np.cosh, lambda a, x: sinh(x))
+tanh = primitive("tanh", np.tanh, vjp=[lambda g, a, x: g * (1.0 - a * a)],
+                 jvp=[lambda t, a, x: t * (1.0 - a * a)])
+arcsinh = _unary_div("arcsinh", np.arcsinh, lambda a, x: hypot(x, 1.0))  # no x*x overflow
+arccosh = _unary_div("arccosh", np.arccosh, lambda a, x: sqrt(x - 1.0) * sqrt(x + 1.0))
+arctanh = _unary_div("arctanh", np.arctanh, lambda a, x: (1.0 - x) * (1.0 + x))
+
+# hypot's partials x / r, y / r; at r == 0 the finite subgradient 0 (not NaN).
+hypot = _binary_prim(
+    "hypot", np.hypot,
+    vjp=[_u(lambda g, a, x, y: g * _safe_divide(x, a)),
+         _v(lambda g, a, x, y: g * _safe_divide(y, a))],
+    jvp=[lambda t, a, x, y: t * _safe_divide(x, a), lambda t, a, x, y: t * _safe_divide(y, a)])
 
 
-maximum = primitive("maximum", np.maximum,
-                    vjp=[_u(lambda g, a, x, y: g * _max_mask(x, y)),
-                         _v(lambda g, a, x, y: g * _max_mask(y, x))],
-                    jvp=[lambda t, a, x, y: t * _max_mask(x, y),
-                         lambda t, a, x, y: t * _max_mask(y, x)])
-minimum = primitive("minimum", np.minimum,
-                    vjp=[_u(lambda g, a, x, y: g * _max_mask(y, x)),
-                         _v(lambda g, a, x, y: g * _max_mask(x, y))],
-                    jvp=[lambda t, a, x, y: t * _max_mask(y, x),
-                         lambda t, a, x, y: t * _max_mask(x, y)])
+def _arctan2_partial(numerator, x1, x2):
+    # numerator / (x1^2 + x2^2) as (numerator / r) / r with r = hypot: no overflow; 0 at r=0.
+    return _safe_divide(_safe_divide(numerator, hypot(x1, x2)), hypot(x1, x2))
+
+
+arctan2 = _binary_prim(
+    "arctan2", np.arctan2,
+    vjp=[_u(lambda g, a, x1, x2: g * _arctan2_partial(x2, x1, x2)),
+         _v(lambda g, a, x1, x2: g * _arctan2_partial(-x1, x1, x2))],
+    jvp=[lambda t, a, x1, x2: t * _arctan2_partial(x2, x1, x2),
+         lambda t, a, x1, x2: t * _arctan2_partial(-x1, x1, x2)])
+
+# sinc(x) = sin(pi x) / (pi x). Its derivative (cos(pi x) - sinc(x)) / x cancels near 0, so
+# there a Taylor polynomial in u = pi x takes over (exact to rounding for |x| < 0.1).
+_SINC_SMALL = 0.1
+_SINC_DERIV_COEFFS = [(-1) ** k * 2 * k / math.factorial(2 * k + 1) for k in range(1, 8)]
+
+
+def _sinc_deriv(a, x):
+    small = less(absolute(x), _SINC_SMALL)
+    u = PI * where(small, x, 0.0)
+    u2 = u * u
+    series = _SINC_DERIV_COEFFS[-1]
+    for c in reversed(_SINC_DERIV_COEFFS[:-1]):
+        series = c + u2 * series
+    near = PI * u * series
+    x_far = where(small, 1.0, x)
+    far = (cos(PI * x_far) - sinc(x_far)) / x_far
+    return where(small, near, far)
+
+
+sinc = _unary("sinc", np.sinc, _sinc_deriv)
+
+
+def deg2rad(x):
+    """Degrees to radians, ``x * (pi / 180)`` (bit-identical to numpy's)."""
+    return multiply(x, PI / 180.0)
+
+
+def rad2deg(x):
+    """Radians to degrees, ``x * (180 / pi)`` (bit-identical to numpy's)."""
+    return multiply(x, 180.0 / PI)
+
+
+radians, degrees = deg2rad, rad2deg
+
+# --- sign, magnitude, piecewise ------------------------------------------------------------
+absolute = primitive("absolute", np.abs, vjp=[lambda g, a, x: g * sign(x)],
+                     jvp=[lambda t, a, x: t * sign(x)])
+fabs = _unary("fabs", np.fabs, lambda a, x: sign(x))
+sign = _piecewise_constant("sign", np.sign)
+copysign = _binary_prim(
+    "copysign", np.copysign,
+    vjp=[_u(lambda g, a, x, y: g * (sign(x) * copysign(1.0, y))), _zero_vjp_second],
+    jvp=[lambda t, a, x, y: t * (sign(x) * copysign(1.0, y)), _zero_jvp])
+# heaviside(x1, x2) is 0 / x2 / 1 for x1 < 0 / == 0 / > 0: flat in x1, x2 passes at x1 == 0.
+heaviside = _binary_prim(
+    "heaviside", np.heaviside,
+    vjp=[_zero_vjp, _v(lambda g, a, x, y: where(equal(x, 0.0), g, 0.0))],
+    jvp=[_zero_jvp, lambda t, a, x, y: where(equal(x, 0.0), t, 0.0)])
+
+floor = _piecewise_constant("floor", np.floor)
+ceil = _piecewise_constant("ceil", np.ceil)
+rint = _piecewise_constant("rint", np.rint)
+trunc = _piecewise_constant("trunc", np.trunc)
+round = _piecewise_constant(  # noqa: A001 - numpy's name
+    "round", lambda x, decimals=0: np.round(x, decimals))
+
+
+def _max_weighted(g, x, y):
+    """``g`` where x wins, ``g / 2`` at ties (the symmetric subgradient), 0 elsewhere; built
+    from selections, so ``g`` keeps its dtype (float32 stays float32)."""
+    return where(greater(x, y), g, where(equal(x, y), 0.5 * g, 0.0))
+
+
+def _min_weighted(g, x, y):
+    return _max_weighted(g, y, x)
+
+
+def _nan_ignoring(weighted):
+    """fmax/fmin ignore a NaN: x gets the gradient where y is NaN, none where only x is."""
+    def nan_weighted(g, x, y):
+        if _eager_all(lambda v: ~np.isnan(v), x, y):
+            return weighted(g, x, y)
+        return where(isnan(y), g, where(isnan(x), 0.0, weighted(g, x, y)))
+    return nan_weighted
+
+
+def _extremum_prim(name, forward, weighted):
+    """maximum/minimum/fmax/fmin: the winner takes the gradient; ties split it 1/2-1/2.
+    ``weighted(g, x, y)`` is the first input's share of ``g``; the second's swaps x and y."""
+    return _binary_prim(name, forward,
+                        vjp=[_u(lambda g, a, x, y: weighted(g, x, y)),
+                             _v(lambda g, a, x, y: weighted(g, y, x))],
+                        jvp=[lambda t, a, x, y: weighted(t, x, y),
+                             lambda t, a, x, y: weighted(t, y, x)])
+
+
+maximum = _extremum_prim("maximum", np.maximum, _max_weighted)
+minimum = _extremum_prim("minimum", np.minimum, _min_weighted)
+fmax = _extremum_prim("fmax", np.fmax, _nan_ignoring(_max_weighted))
+fmin = _extremum_prim("fmin", np.fmin, _nan_ignoring(_min_weighted))
+
+
+# clip(x, lo, hi) = minimum(maximum(x, lo), hi): hi is taken where x > hi or lo > hi, lo where
+# x < lo (and not hi), x elsewhere (bounds inclusive: the gradient at a bound goes to x).
+def _clip_masks(x, lo, hi):
+    take_hi = None if hi is None else greater(x, hi)
+    if hi is not None and lo is not None:
+        take_hi = logical_or(take_hi, greater(lo, hi))
+    take_lo = None if lo is None else less(x, lo)
+    if take_lo is not None and take_hi is not None:
+        take_lo = logical_and(take_lo, logical_not(take_hi))
+    outside = take_hi if take_lo is None else take_lo if take_hi is None else \
+        logical_or(take_lo, take_hi)
+    return outside, take_lo, take_hi
+
+
+def _clip_forward(x, lo, hi):
+    return np.clip(x, lo, hi)
+
+
+def _clip_grad(k):
+    def rule(g, a, x, lo, hi):
+        outside, take_lo, take_hi = _clip_masks(x, lo, hi)
+        if k == 0:
+            return g if outside is None else where(outside, 0.0, g)
+        return where(take_lo if k == 1 else take_hi, g, 0.0)
+    return rule
+
+
+clip = primitive(
+    "clip", _checked("clip", _clip_forward, ("a", "a_min", "a_max")),
+    vjp=[lambda g, a, x, lo, hi, k=k: _fit(_clip_grad(k)(g, a, x, lo, hi), (x, lo, hi)[k])
+         for k in range(3)],
+    jvp=[_clip_grad(k) for k in range(3)],
+    shape_rule=_broadcast_shape_rule("clip", _clip_forward, ("a", "a_min", "a_max")))
+
+
+# --- complex parts (real inputs: real = conj = identity, imag = 0) ------------------------
+def _real_vjp(g, a, x):
+    return cast(g, dtype=x.dtype) if x.dtype.kind == "c" else g
+
+
+def _imag_vjp(g, a, x):
+    return g * 1j if x.dtype.kind == "c" else zeros_like(x)
+
+
+real = primitive("real", np.real, vjp=[_real_vjp], linear=True)
+imag = primitive("imag", np.imag, vjp=[_imag_vjp], linear=True)
+conjugate = primitive("conjugate", np.conjugate, vjp=[lambda g, a, x: conjugate(g)],
+                      linear=True)
+conj = conjugate
 
 
 def _where_vjp_x(g, a, c, x, y):
-    return unbroadcast(where(c, g, 0.0), x)
+    return _fit(where(c, g, 0.0), x)
 
 
 def _where_vjp_y(g, a, c, x, y):
-    return unbroadcast(where(c, 0.0, g), y)
+    return _fit(where(c, 0.0, g), y)
 
 
-where = primitive("where", np.where, vjp=[None, _where_vjp_x, _where_vjp_y], linear=True)
+where = primitive(
+    "where", _checked("where", np.where, ("condition", "x", "y")),
+    vjp=[None, _where_vjp_x, _where_vjp_y], linear=True,
+    shape_rule=_broadcast_shape_rule("where", np.where, ("condition", "x", "y")))
 
-# --- comparisons and logic: boolean results are constants ---------------------------------
-less = primitive("less", np.less, nondiff=True)
-less_equal = primitive("less_equal", np.less_equal, nondiff=True)
-greater = primitive("greater", np.greater, nondiff=True)
-greater_equal = primitive("greater_equal", np.greater_equal, nondiff=True)
-equal = primitive("equal", np.equal, nondiff=True)
-not_equal = primitive("not_equal", np.not_equal, nondiff=True)
-logical_and = primitive("logical_and", np.logical_and, nondiff=True)
-logical_or = primitive("logical_or", np.logical_or, nondiff=True)
+
+# --- comparisons, logic and floating-point classes: boolean results are constants ----------
+def _nondiff_binary(name, forward):
+    return _binary_prim(name, forward, nondiff=True)
+
+
+less = _nondiff_binary("less", np.less)
+less_equal = _nondiff_binary("less_equal", np.less_equal)
+greater = _nondiff_binary("greater", np.greater)
+greater_equal = _nondiff_binary("greater_equal", np.greater_equal)
+equal = _nondiff_binary("equal", np.equal)
+not_equal = _nondiff_binary("not_equal", np.not_equal)
+logical_and = _nondiff_binary("logical_and", np.logical_and)
+logical_or = _nondiff_binary("logical_or", np.logical_or)
 logical_not = primitive("logical_not", np.logical_not, nondiff=True)
-logical_xor = primitive("logical_xor", np.logical_xor, nondiff=True)
+logical_xor = _nondiff_binary("logical_xor", np.logical_xor)
+isfinite = primitive("isfinite", np.isfinite, nondiff=True)
+isnan = primitive("isnan", np.isnan, nondiff=True)
+isinf = primitive("isinf", np.isinf, nondiff=True)
+signbit = primitive("signbit", np.signbit, nondiff=True)
 
 
 def is_float(x):
     return dtype_of(x).kind in "fc"
 
 
-__all__ = ["add", "subtract", "multiply", "divide", "negative", "power", "square",
-           "reciprocal", "exp", "log", "log1p", "expm1", "sqrt", "tanh", "sin", "cos",
-           "absolute", "sign", "sigmoid", "logaddexp", "softplus", "maximum", "minimum",
-           "where", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
-           "logical_and", "logical_or", "logical_not", "logical_xor", "broadcast_to"]
+__all__ = [
+    # arithmetic
+    "add", "subtract", "multiply", "divide", "true_divide", "negative", "positive", "power",
+    "float_power", "square", "reciprocal", "cbrt", "floor_divide", "remainder", "mod", "fmod",
+    # exponentials and logarithms
+    "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt", "sigmoid", "logaddexp",
+    "logaddexp2", "softplus",
+    # trigonometric and hyperbolic
+    "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "sinh", "cosh", "tanh",
+    "arcsinh", "arccosh", "arctanh", "hypot", "sinc", "deg2rad", "rad2deg", "radians",
+    "degrees",
+    # sign, magnitude, piecewise
+    "absolute", "fabs", "sign", "copysign", "heaviside", "floor", "ceil", "rint", "trunc",
+    "round", "maximum", "minimum", "fmax", "fmin", "clip", "where",
+    # complex parts
+    "real", "imag", "conjugate", "conj",
+    # constants for differentiation
+    "less", "less_equal", "greater", "greater_equal", "equal", "not_equal", "logical_and",
+    "logical_or", "logical_not", "logical_xor", "isfinite", "isnan", "isinf", "signbit",
+    "broadcast_to",
+]
