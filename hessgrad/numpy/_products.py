@@ -36,7 +36,13 @@ def vdot(a, b):
 def matmul(x1, x2, /, out=None, **kwargs):
     """numpy.matmul (1-D operands promoted and their axes removed, stacks broadcast)."""
     _no_out("matmul", out)
-    return _la.matmul(_arr(x1), _arr(x2))
+    unsupported = sorted(set(kwargs) - {"casting", "order", "dtype", "subok"})
+    if unsupported:
+        raise TypeError(f"matmul: unsupported keyword arguments {unsupported}")
+    x1, x2 = _arr(x1), _arr(x2)
+    if kwargs.get("dtype") is not None:
+        x1, x2 = (_core.cast(x, dtype=_np.dtype(kwargs["dtype"])) for x in (x1, x2))
+    return _la.matmul(x1, x2)
 
 
 def inner(a, b, /):

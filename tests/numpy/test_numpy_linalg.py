@@ -362,6 +362,8 @@ def test_multi_dot_order_is_cheapest():
     (lambda: hnp.cross(np.ones(4), np.ones(3)), ValueError, "cross: only 3-vectors"),
     (lambda: hnp.einsum("ij,jk", np.ones((2, 3))), ValueError, "einsum: subscripts"),
     (lambda: hnp.dot(np.ones(2), np.ones(2), out=np.empty(())), TypeError, "dot: out="),
+    (lambda: hnp.matmul(np.ones((2, 2)), np.ones((2, 2)), axes=[(0, 1)] * 3), TypeError,
+     "matmul: unsupported keyword"),
     (lambda: hnp.linalg.solve(np.eye(3), np.ones(4)), ValueError,
      r"solve: a has shape \(3, 3\) and b has shape \(4,\)"),
     (lambda: hnp.linalg.solve(np.ones((3, 4)), np.ones((3, 1))), ValueError,
