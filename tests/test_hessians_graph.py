@@ -124,3 +124,14 @@ def test_5000_parameter_hessian_fits():
     assert out.shape == (n, n)
     v = np.random.default_rng(6).standard_normal(n)
     np.testing.assert_allclose(out @ v, rosen_hess_prod(x0, v), rtol=1e-10, atol=1e-8)
+
+
+def test_hessian_of_a_function_with_a_graph_loop():
+    def f(a):
+        _, x = hg.while_loop(lambda k, x: k < 15, lambda k, x: (k + 1, hg.cos(a * x)),
+                             (0, hg.ones_like(a) * 0.5))
+        return hg.reduce_sum(x * a)
+
+    a0 = np.array([0.7, 1.1, 0.9])
+    (h,) = graph_hessians(f, a0)  # differentiates the loop's reverse loop again
+    np.testing.assert_allclose(h, hg.jacfwd(hg.grad(f))(a0), rtol=1e-11, atol=1e-13)

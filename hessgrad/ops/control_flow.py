@@ -39,6 +39,7 @@ aliasing cannot corrupt gradients either.
 import numpy as np
 
 from ..engine.dispatch import READ, bind
+from ..engine.forward import push_tangents
 from ..engine.gradients import gradients
 from ..engine.graph import CONST, UNFOLDABLE, Plan, get_default_graph
 from ..engine.nest import flatten, pack_as
@@ -228,13 +229,21 @@ class _Block:
     def plan(self, captures):
         return Plan(self.graph, self.outputs, self.params + list(captures))
 
-    def clone(self, inputs, captures=(), new_captures=()):
+    def clone(self, inputs, captures=(), new_captures=(), tangents=None):
         """The block's outputs recomputed by new nodes in the current graph context, from
         ``inputs`` (for its placeholders) and ``new_captures`` (for ``captures``, a superset of
         its own). Gradient rules use clones rather than calling the user's function again:
-        a Python closure may since have been rebound, and side effects must not repeat."""
+        a Python closure may since have been rebound, and side effects must not repeat.
+
+        With ``tangents`` (one per placeholder then per capture, None for zero) the clone also
+        pushes tangents through every node (forward mode) and returns ``(outputs, output
+        tangents)``."""
         mapping = {id(p): x for p, x in zip(self.params, inputs)}
         mapping.update((id(c), x) for c, x in zip(captures, new_captures))
+        tan = {}
+        if tangents is not None:
+            tan = {id(t): d for t, d in zip(self.params + list(captures), tangents)
+                   if d is not None}
         for node in self.nodes:
             if node.prim is CONST:
                 outs = (self.graph.constant(node.params["value"]),)
@@ -245,9 +254,19 @@ class _Block:
                 if node.prim is _while.primitive:  # a clone keeps its own history switch
                     params = dict(params, record=_Record())
                 outs = _apply(node.prim, args, params)
+                arg_tangents = [tan.get(id(a)) if isinstance(a, Tensor) else None
+                                for a in node.inputs]
+                if tan and not node.prim.nondiff and any(t is not None for t in arg_tangents):
+                    pushed = push_tangents(node.prim, args, params, outs, arg_tangents)
+                    for old, t in zip(node.outputs, pushed):
+                        if t is not None and is_differentiable_dtype(old.dtype):
+                            tan[id(old)] = t
             for old, new in zip(node.outputs, outs):
                 mapping[id(old)] = new
-        return [mapping.get(id(o), o) for o in self.outputs]
+        outs = [mapping.get(id(o), o) for o in self.outputs]
+        if tangents is None:
+            return outs
+        return outs, [tan.get(id(o)) for o in self.outputs]
 
 
 def _apply(prim, args, params):
@@ -303,7 +322,8 @@ class _Record:
 class _Loop:
     """The static facts of a traced ``while`` node its VJP needs."""
 
-    def __init__(self, body, captures, avals, buffers, out_avals):
+    def __init__(self, cond, body, captures, avals, buffers, out_avals):
+        self.cond = cond                # the condition's _Block
         self.body = body                # the body's _Block
         self.captures = captures        # the outer tensors the node was built with
         self.avals = avals              # (shape invariant, dtype) per flat loop variable
@@ -385,7 +405,47 @@ def _while_vjp(g, ans, *inputs, n_vars, loop, record, **_):
     return result
 
 
-_while = primitive("while", _while_forward, vjp=_while_vjp, none_grads_ok=True,
+def _while_jvp(tangents, ans, *inputs, n_vars, loop, record, maximum_iterations, **_):
+    """Forward mode: one loop carrying the state and its tangent. It shares the node's
+    history switch, so when a gradient asks the node for its history, this loop records
+    the tangents of that history too (forward-over-reverse Hessian-vector products)."""
+    state, captures = inputs[:n_vars], inputs[n_vars:]
+    cap_tangents = list(tangents[n_vars:])
+    dvars = [j for j in range(n_vars) if is_differentiable_dtype(state[j].dtype)]
+    nd = len(dvars)
+    init = list(state) + [tangents[j] if tangents[j] is not None else zeros_like(state[j])
+                          for j in dvars]
+    avals = list(loop.avals) + [loop.avals[j] for j in dvars]
+
+    def cond_flat(vars_):
+        return loop.cond.clone(vars_[:n_vars], loop.captures, captures)
+
+    def body_flat(vars_):
+        in_tangents = [None] * n_vars
+        for i, j in enumerate(dvars):
+            in_tangents[j] = vars_[n_vars + i]
+        outs, out_tangents = loop.body.clone(vars_[:n_vars], loop.captures, captures,
+                                             tangents=in_tangents + cap_tangents)
+        return list(outs) + [out_tangents[j] if out_tangents[j] is not None else
+                             zeros_like(outs[j]) for j in dvars]
+
+    graph = get_default_graph() or ans[0].graph
+    outs = _make_while(graph, cond_flat, body_flat, init, avals, loop.buffers,
+                       maximum_iterations, record=record)
+    result = [None] * len(ans)
+    for i, j in enumerate(dvars):
+        result[j] = outs[n_vars + i]
+    # Histories: the tangent of the node's history of variable j is this loop's history of
+    # the tangent of j (the loop records all its variables but the buffers).
+    recorded = [k for k in range(n_vars + nd) if k not in loop.buffers]
+    hist_out = dict(zip(recorded, outs[n_vars + nd + 1:]))
+    for h, j in enumerate(loop.recorded):
+        if j in dvars:
+            result[n_vars + 1 + h] = hist_out[n_vars + dvars.index(j)]
+    return tuple(result)
+
+
+_while = primitive("while", _while_forward, vjp=_while_vjp, jvp=_while_jvp, none_grads_ok=True,
                    multiple_results=True,
                    shape_rule=lambda *inputs, loop, **params: loop.out_avals)
 
@@ -573,6 +633,14 @@ def _graph_while(graph, cond, body, structure, shape_invariants, max_iter, packe
         out_flat, _ = _to_flat([_leaf_in_loop(x) for x in flatten(out)], "while_loop")
         return out_flat
 
+    outs = _make_while(graph, cond_flat, body_flat, flat, avals, buffers, max_iter)
+    return pack_as(structure, _from_flat(list(outs[:n_vars]), kinds))
+
+
+def _make_while(graph, cond_flat, body_flat, flat, avals, buffers, max_iter, record=None):
+    """Trace the cond and body blocks (functions of flat state lists) and add the ``while``
+    node; returns all its outputs (final state, trip count, histories)."""
+    n_vars = len(flat)
     cond_block = _Block(graph, cond_flat, avals, graph.unique_name("while/cond"))
     pred = cond_block.outputs[0]
     if pred.dtype != np.bool_ or (pred.shape is not None and pred.shape != ()):
@@ -592,12 +660,11 @@ def _graph_while(graph, cond, body, structure, shape_invariants, max_iter, packe
     for j, (shape, dtype) in enumerate(avals):
         if j not in buffers:  # the stacked state of every iteration (the VJP's history)
             out_avals.append((None if shape is None else (None,) + tuple(shape), dtype))
-    loop = _Loop(body_block, captures, avals, buffers, out_avals)
+    loop = _Loop(cond_block, body_block, captures, avals, buffers, out_avals)
     with graph.as_default():
-        outs = _while(*flat, *captures, n_vars=n_vars, cond_plan=cond_block.plan(captures),
+        return _while(*flat, *captures, n_vars=n_vars, cond_plan=cond_block.plan(captures),
                       body_plan=body_block.plan(captures), maximum_iterations=max_iter,
-                      record=_Record(), loop=loop)
-    return pack_as(structure, _from_flat(list(outs[:n_vars]), kinds))
+                      record=record or _Record(), loop=loop)
 
 
 def _expand_kinds(kinds):
@@ -644,7 +711,28 @@ def _cond_shape(pred, *captures, branches, **_):
     return branches[2]
 
 
-_cond = primitive("cond", _cond_forward, vjp=_cond_vjp, multiple_results=True,
+def _cond_jvp(tangents, ans, pred, *captures, branches, **_):
+    blocks, all_captures = branches[0], branches[3]
+    douts = [k for k, o in enumerate(ans) if is_differentiable_dtype(o.dtype)]
+    cap_tangents = list(tangents[1:])
+    if not douts:
+        return tuple([None] * len(ans))
+
+    def pushforward(block):
+        def branch_jvp():
+            outs, out_tangents = block.clone([], all_captures, captures, tangents=cap_tangents)
+            return [out_tangents[k] if out_tangents[k] is not None else zeros_like(outs[k])
+                    for k in douts]
+        return branch_jvp
+
+    pushed = cond(pred, pushforward(blocks[0]), pushforward(blocks[1]))
+    result = [None] * len(ans)
+    for i, k in enumerate(douts):
+        result[k] = pushed[i]
+    return tuple(result)
+
+
+_cond = primitive("cond", _cond_forward, vjp=_cond_vjp, jvp=_cond_jvp, multiple_results=True,
                   shape_rule=_cond_shape)
 
 
