@@ -288,7 +288,3 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     comps = [a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0]
     nd = len(shape_of(comps[0])) + 1
     return stack(*comps, axis=_norm_axis("cross", axisc, nd, "the result"))
-
-
-# Registers the factorisations (inv, solve, cholesky, eigh, qr, svd, ...) with this family.
-from . import decompositions  # noqa: E402,F401
