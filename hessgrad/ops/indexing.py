@@ -47,8 +47,9 @@ def normalize_index(index, shape=None, what="getitem"):
 
     Concrete tensors become their values; symbolic integer tensors are kept (the caller then
     uses ``getitem_dynamic``); boolean masks of dimension >= 1 become ``mask.nonzero()``.
-    When ``shape`` is known, the index is first checked against it, so a bad index raises an
-    IndexError naming the shapes (as numpy would) instead of gathering the wrong elements.
+    A boolean mask is checked against ``shape`` (when known) before it becomes integer arrays,
+    so a mask of the wrong shape raises an IndexError naming the shapes, as numpy does, instead
+    of gathering the wrong elements. Other bad indices fail in the ``getitem`` forward.
     """
     parts = index if isinstance(index, tuple) else (index,)
     out = []
@@ -84,7 +85,8 @@ def normalize_index(index, shape=None, what="getitem"):
         if isinstance(p, np.ndarray) and p.ndim == 0 and p.dtype.kind in "iu":
             p = int(p)
         out.append(p)
-    if shape is not None and None not in shape and not symbolic:
+    has_mask = any(isinstance(p, np.ndarray) and p.dtype.kind == "b" and p.ndim for p in out)
+    if has_mask and shape is not None and None not in shape and not symbolic:
         check = tuple(out) if isinstance(index, tuple) else out[0]
         try:
             np.broadcast_to(np.zeros((), bool), shape)[check]
