@@ -59,6 +59,7 @@ def _cast_inputs(name, args, dtype, casting):
 
 def _ufunc(name, op, nin, summary, example):
     """A numpy-compatible ufunc wrapper named ``name`` around the hessgrad op ``op``."""
+    boolean = getattr(op, "primitive", None) is not None and op.primitive.nondiff
     def ufunc(*args, out=None, where=True, casting="same_kind", order="K", dtype=None,
               subok=True, signature=None):
         if len(args) == nin + 1:  # numpy accepts ``out`` positionally too
@@ -71,7 +72,11 @@ def _ufunc(name, op, nin, summary, example):
         if signature is not None:
             raise TypeError(f"hessgrad.numpy.{name}: signature= is not supported; use dtype=")
         if dtype is not None:
-            args = _cast_inputs(name, args, dtype, casting)
+            if not boolean:
+                args = _cast_inputs(name, args, dtype, casting)
+            elif _np.dtype(dtype) != _np.bool_:
+                raise TypeError(f"hessgrad.numpy.{name}: the result is boolean; dtype= can "
+                                f"only be bool, not {_np.dtype(dtype)}")
         return op(*args)
 
     inputs = ["x"] if nin == 1 else [f"x{k + 1}" for k in range(nin)]

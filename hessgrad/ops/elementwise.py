@@ -211,17 +211,12 @@ power = _binary_prim("power", np.power,
                           lambda t, a, x, y: t * _pow_dy(x, a)])
 
 
-def _as_float64(x):
-    kind = dtype_of(x).kind
-    target = np.complex128 if kind == "c" else np.float64
-    if isinstance(x, Tensor):
-        return x if x.dtype == target else cast(x, dtype=target)
-    return np.asarray(x, dtype=target)
-
-
-def float_power(x1, x2):
-    """``x1 ** x2`` computed in float64 (complex128 for complex inputs), as numpy's."""
-    return power(_as_float64(x1), _as_float64(x2))
+# float_power: numpy's own loop (always float64 or complex128); power's rules apply as is.
+float_power = _binary_prim("float_power", np.float_power,
+                           vjp=[_u(lambda g, a, x, y: g * _pow_dx(x, y)),
+                                _v(lambda g, a, x, y: g * _pow_dy(x, a))],
+                           jvp=[lambda t, a, x, y: t * _pow_dx(x, y),
+                                lambda t, a, x, y: t * _pow_dy(x, a)])
 
 
 square = primitive("square", np.square, vjp=[lambda g, a, x: g * (2.0 * x)],
@@ -364,16 +359,9 @@ def _sinc_deriv(a, x):
 sinc = _unary("sinc", np.sinc, _sinc_deriv)
 
 
-def deg2rad(x):
-    """Degrees to radians, ``x * (pi / 180)`` (bit-identical to numpy's)."""
-    return multiply(x, PI / 180.0)
-
-
-def rad2deg(x):
-    """Radians to degrees, ``x * (180 / pi)`` (bit-identical to numpy's)."""
-    return multiply(x, 180.0 / PI)
-
-
+# Scalings by numpy's own constants (in float32 numpy rounds 180/pi to float32 first).
+deg2rad = primitive("deg2rad", np.deg2rad, vjp=[lambda g, a, x: deg2rad(g)], linear=True)
+rad2deg = primitive("rad2deg", np.rad2deg, vjp=[lambda g, a, x: rad2deg(g)], linear=True)
 radians, degrees = deg2rad, rad2deg
 
 # --- sign, magnitude, piecewise ------------------------------------------------------------

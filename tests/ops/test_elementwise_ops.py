@@ -25,7 +25,7 @@ COVERED = {
     "floor", "ceil", "rint", "trunc", "round", "maximum", "minimum", "fmax", "fmin", "clip",
     "real", "imag", "conjugate", "where", "less", "less_equal", "greater", "greater_equal",
     "equal", "not_equal", "logical_and", "logical_or", "logical_not", "logical_xor",
-    "isfinite", "isnan", "isinf", "signbit",
+    "isfinite", "isnan", "isinf", "signbit", "float_power", "deg2rad", "rad2deg",
 }
 
 rng = np.random.default_rng(7)
