@@ -252,3 +252,42 @@ def test_nonzero_family_and_where_one_argument():
 def test_errors_name_function_and_shapes(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+# --- property-based: random shapes and indices agree with numpy ---------------------------
+from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis.extra import numpy as hnps  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(hnps.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=4), st.data())
+def test_random_basic_and_advanced_indexing(shape, data):
+    a = np.arange(int(np.prod(shape)), dtype=float).reshape(shape)
+    index = data.draw(hnps.basic_indices(shape, allow_newaxis=True, allow_ellipsis=True))
+    np.testing.assert_array_equal(hg.constant(a)[index].numpy(), a[index])
+    if shape and shape[0]:
+        ints = data.draw(hnps.arrays(np.int64, st.integers(1, 5),
+                                     elements=st.integers(-shape[0], shape[0] - 1)))
+        np.testing.assert_array_equal(hg.constant(a)[ints].numpy(), a[ints])
+        g = hg.grad(lambda x: hnp.sum(x[ints] * 1.0))(a)
+        expected = np.zeros_like(a)
+        np.add.at(expected, ints, 1.0)
+        np.testing.assert_array_equal(g, expected)
+
+
+@settings(max_examples=40, deadline=None)
+@given(hnps.array_shapes(min_dims=1, max_dims=4, min_side=0, max_side=4), st.data())
+def test_random_rearrangements(shape, data):
+    a = np.arange(int(np.prod(shape)), dtype=float).reshape(shape)
+    t = hg.constant(a)
+    perm = data.draw(st.permutations(range(len(shape))))
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    shift = data.draw(st.integers(-6, 6))
+    np.testing.assert_array_equal(hnp.transpose(t, perm).numpy(), np.transpose(a, perm))
+    np.testing.assert_array_equal(hnp.roll(t, shift, axis).numpy(), np.roll(a, shift, axis))
+    np.testing.assert_array_equal(hnp.flip(t, axis).numpy(), np.flip(a, axis))
+    np.testing.assert_array_equal(hnp.concatenate([t, a], axis).numpy(),
+                                  np.concatenate([a, a], axis))
+    np.testing.assert_array_equal(hnp.reshape(t, (-1,)).numpy(), a.reshape(-1))
+    reps = data.draw(st.tuples(*[st.integers(0, 2)] * len(shape)))
+    np.testing.assert_array_equal(hnp.tile(t, reps).numpy(), np.tile(a, reps))
