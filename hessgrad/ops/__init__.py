@@ -1,3 +1,4 @@
 """Primitives by family. Importing this package registers every op and Tensor's operators."""
 
-from . import core, decompositions, elementwise, linalg, overloads, reduction, shape  # noqa: F401
+from . import (core, decompositions, elementwise, linalg, overloads, reduction, shape,  # noqa: F401
+               sorting)
