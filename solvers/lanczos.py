@@ -198,6 +198,13 @@ class EigshNoConvergence(RuntimeError):
         self.eigenvectors = eigenvectors
 
 
+def _combine(V, m, S):
+    """``V[:, :m] @ S`` for Fortran-ordered ``V``, as ``(S^T V^T)^T``: the
+    transposed product reads ``V`` row-major, which BLAS handles several times
+    faster for these tall, thin shapes; the result is Fortran-ordered."""
+    return (S.T @ V[:, :m].T).T
+
+
 def _priority(theta, which):
     """Indices of Ritz values, most wanted first."""
     if which == "LA":
@@ -311,7 +318,7 @@ def eigsh(A, k=6, which="LM", *, tol=0.0, maxiter=None, v0=None,
         keep = min(_restart_size(k, m, int(converged.sum())), m - 1)
         kept = order[:keep]
         Sk = S[:, kept]
-        V[:, :keep] = V[:, :m] @ Sk
+        V[:, :keep] = _combine(V, m, Sk)
         V[:, keep] = V[:, m]
         T[:] = 0.0
         T[np.arange(keep), np.arange(keep)] = theta[kept]
@@ -328,7 +335,7 @@ def eigsh(A, k=6, which="LM", *, tol=0.0, maxiter=None, v0=None,
     w = theta[wanted].copy()
     if not return_eigenvectors:
         return w
-    X = V[:, :m] @ S[:, wanted]
+    X = _combine(V, m, S[:, wanted])
     X /= np.linalg.norm(X, axis=0)
     return w, X
 
