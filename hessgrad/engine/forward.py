@@ -67,6 +67,9 @@ class ForwardAccumulator:
                 out.append(None if entry is None else entry[1])
         return pack_as(primals, out)
 
+    def tracks(self, t):
+        return id(t) in self._tangents
+
     def observe(self, prim, args, params, outs, node, level):
         tangents = self._tangents
         arg_tangents = None

@@ -98,6 +98,10 @@ class GradientTape:
             tracked[id(o)] = (o, node, k)
         return node
 
+    def tracks(self, t):
+        """Whether gradients of ``t`` with respect to watched tensors are being recorded."""
+        return id(t) in self._tracked
+
     def _producer(self, t):
         entry = self._tracked.get(id(t))
         if entry is None or entry[1] is None:

@@ -4,6 +4,8 @@ import itertools
 
 import numpy as np
 
+from .state import STATE
+
 _variable_ids = itertools.count()
 
 
@@ -89,6 +91,12 @@ class Tensor:
         return self._value
 
     def __array__(self, dtype=None, copy=None):
+        if STATE.recorders and any(getattr(r, "tracks", _never)(self) for r in STATE.recorders):
+            raise TypeError(
+                "a tensor that is being differentiated was converted to a numpy array (by "
+                "numpy.array, numpy.asarray or an ndarray method), which would silently drop "
+                "its gradient; use hessgrad.numpy (hnp.array, hnp.stack, hnp.dot, ...) or call "
+                ".numpy() explicitly if a constant is meant")
         value = np.asarray(self.numpy())
         return value if dtype is None else value.astype(dtype, copy=False)
 
@@ -185,6 +193,10 @@ class Variable(Tensor):
     def __repr__(self):
         return f"<hessgrad.Variable {self._var_name!r} shape={self.shape} dtype={self.dtype} " \
                f"numpy={self._value!r}>"
+
+
+def _never(t):
+    return False
 
 
 def is_tensor(x):

@@ -203,7 +203,8 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
                                              for i in range(len(a.shape))))
             w = _core.broadcast_to(w, shape=a.shape)
         scl = _red.sum(w, axis=axes, keepdims=keepdims)
-        if not getattr(scl, "is_symbolic", False) and _np.any(_np.asarray(scl) == 0.0):
+        if not getattr(scl, "is_symbolic", False) and _np.any(
+                (scl.numpy() if hasattr(scl, "numpy") else _np.asarray(scl)) == 0.0):
             raise ZeroDivisionError("average: weights sum to zero, can't be normalized "
                                     f"(weights of shape {w.shape})")
         avg = _red.sum(a * w, axis=axes, keepdims=keepdims) / scl
