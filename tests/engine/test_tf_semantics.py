@@ -438,3 +438,15 @@ def test_symbolic_value_errors_are_clear():
 
     with pytest.raises(TypeError, match="hg.cond"):
         f(np.array(1.0))
+
+
+def test_numpy_conversion_under_a_tape_raises_instead_of_dropping_gradient():
+    x = hg.constant([1.0, 2.0])
+    with hg.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+        with pytest.raises(TypeError, match="silently drop"):
+            np.array([y[0], y[1]])
+        z = hg.reduce_sum(y)
+    assert float(tape.gradient(z, x)[1]) == 4.0
+    np.testing.assert_array_equal(np.asarray(y), [1.0, 4.0])  # fine once recording is over
