@@ -25,7 +25,15 @@ block at the saved state and pulls the cotangents back through it with ``gradien
 of the traced nodes, never new calls of the user's function: a Python closure may have been
 rebound since, and side effects must not repeat.) Since these
 VJPs are themselves ``cond``/``while`` nodes with VJPs, graph-mode loops can be differentiated
-again (second order).
+again (second order). Forward mode: the JVP of ``while`` is one loop carrying the state and its
+tangent (the body block cloned with tangents pushed through each node); it shares the forward
+node's history switch, so forward-over-reverse HVPs also get the tangents of the history. The
+JVP of ``cond`` is a ``cond`` of the branches' JVPs.
+
+Limits: gradient rules need static shapes, so tensors whose shape is only known at run time (a
+``shape_invariants`` dimension set to None, ``stack()`` of a ``dynamic_size`` TensorArray) can
+be computed but not differentiated in graph mode. The reverse pass of a loop that writes a
+TensorArray copies the buffer's cotangent once per iteration.
 
 TensorArray in graph mode is one loop-carried buffer tensor of shape ``(capacity,) +
 element_shape`` (plus a size tensor when ``dynamic_size``). Writes update the buffer *in place*
