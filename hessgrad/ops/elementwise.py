@@ -11,7 +11,7 @@ import numpy as np
 
 from ..engine.registry import primitive
 from ..engine.tensor import Tensor, dtype_of, shape_of
-from .core import broadcast_to, cast, ones_like, unbroadcast, zeros_like
+from .core import broadcast_to, cast, ones_like, unbroadcast, zeros_like  # noqa: F401
 
 LN2, LN10, PI = math.log(2.0), math.log(10.0), math.pi
 

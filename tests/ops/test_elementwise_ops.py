@@ -64,7 +64,8 @@ ROWS = [
     ("reciprocal", E.reciprocal, (X,)),
     ("cbrt", E.cbrt, (X,)), ("cbrt-0d", E.cbrt, (S0,)),
     ("floor_divide", E.floor_divide, (FRAC, DIVISOR)),
-    ("remainder", E.remainder, (FRAC, DIVISOR)), ("remainder-0d", E.remainder, (FRAC, np.array(0.43))),
+    ("remainder", E.remainder, (FRAC, DIVISOR)),
+    ("remainder-0d", E.remainder, (FRAC, np.array(0.43))),
     ("fmod", E.fmod, (FRAC, DIVISOR)), ("fmod-0d", E.fmod, (S0, DIVISOR)),
     # exponentials and logarithms
     ("exp", E.exp, (X,)), ("exp2", E.exp2, (X,)), ("exp2-0d", E.exp2, (S0,)),
