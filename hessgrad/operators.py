@@ -56,8 +56,11 @@ class HessianOperator:
         if V.ndim != 2 or V.shape[0] != self.shape[1]:
             raise ValueError(f"HessianOperator.matmat: matrix has shape {V.shape}, expected "
                              f"({self.shape[1]}, k)")
-        return np.column_stack([self.matvec(V[:, j]) for j in range(V.shape[1])]) \
-            if V.shape[1] else np.zeros((self.shape[0], 0), self.dtype)
+        if not V.shape[1]:
+            return np.zeros((self.shape[0], 0), self.dtype)
+        self.nmatvec += V.shape[1]
+        out = np.asarray(self._hvp.batched(V.T.reshape((V.shape[1],) + self.x.shape)))
+        return out.reshape(V.shape[1], -1).T
 
     def __matmul__(self, other):
         other = np.asarray(other)
@@ -112,7 +115,12 @@ class GaussNewtonOperator:
         return np.asarray(g).reshape(-1)
 
     rmatvec = matvec
-    matmat = HessianOperator.matmat
+
+    def matmat(self, V):
+        V = np.asarray(V, dtype=self.dtype)
+        return np.column_stack([self.matvec(V[:, j]) for j in range(V.shape[1])]) \
+            if V.shape[1] else np.zeros((self.shape[0], 0), self.dtype)
+
     __matmul__ = HessianOperator.__matmul__
     to_dense = HessianOperator.to_dense
     aslinearoperator = HessianOperator.aslinearoperator

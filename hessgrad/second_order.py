@@ -139,13 +139,18 @@ def make_hvp(f, argnums=0, mode="fwd-rev"):
 
     The HVP is traced once into a graph with ``args`` as constants; everything that does not
     depend on ``v`` (the forward pass, the gradient) is folded into constants when the graph
-    is planned, so each product re-runs only the tangent part.
+    is planned, so each product re-runs only the tangent part. The returned function has a
+    ``batched(V)`` method taking vectors stacked along a leading axis and computing all the
+    products in one run (matrix-matrix products where the HVP has matrix-vector ones).
 
     >>> import hessgrad as hg
     >>> import hessgrad.numpy as hnp
     >>> hv = hg.make_hvp(lambda x: hnp.sum(x ** 3))(np.array([1.0, 2.0]))
     >>> hv(np.array([1.0, 0.0]))
     array([6., 0.])
+    >>> hv.batched(np.eye(2))
+    array([[ 6.,  0.],
+           [ 0., 12.]])
     """
     product = hvp(f, argnums, mode)
 
@@ -158,16 +163,24 @@ def make_hvp(f, argnums=0, mode="fwd-rev"):
         def apply(v):
             out = traced(v)
             return _out(out, plain) if plain else out
+        apply.batched = traced.map
+        apply.largest_intermediate = traced.largest_intermediate
         return apply
     return at
+
+
+# Columns of a dense Hessian are computed in batches whose largest intermediate array holds
+# about this many bytes: large enough for matrix-matrix products, small enough to stay in
+# reused heap memory (fresh multi-megabyte mappings cost page faults on every call).
+HESSIAN_BATCH_BYTES = 16 * 2**20
 
 
 def hessian(f, argnums=0):
     """The full Hessian of scalar ``f``: shape ``arg.shape + arg.shape`` (blocks for a tuple
     ``argnums``: ``H[i][j]`` has shape ``args[i].shape + args[j].shape``).
 
-    Built column by column from Hessian-vector products of a traced, constant-folded HVP
-    (forward-over-reverse), so each column costs about one gradient.
+    Built from a traced, constant-folded Hessian-vector product (forward-over-reverse) run on
+    batches of basis vectors at once, so the inner loops are matrix-matrix products.
 
     >>> import hessgrad as hg
     >>> import hessgrad.numpy as hnp
@@ -178,27 +191,31 @@ def hessian(f, argnums=0):
     def hessian_f(*args, **kwargs):
         single, nums = _argnums(argnums, len(args), "hessian")
         plain = _is_plain(args)
-        shapes = [tuple(np.shape(a) if not isinstance(a, Tensor) else a.shape)
-                  for a in (args[i] for i in nums)]
         for i in nums:
             if len(flatten(args[i])) != 1:
                 raise TypeError("hessian: nested arguments are not supported; pass arrays "
                                 "(or use hvp, which accepts structures)")
+        shapes = [tuple(np.shape(args[i]) if not isinstance(args[i], Tensor) else args[i].shape)
+                  for i in nums]
         sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
-        dtype = np.result_type(*[np.asarray(args[i]).dtype if not isinstance(args[i], Tensor)
-                                 else args[i].dtype for i in nums], np.float32)
         if not plain:
             return _hessian_tensors(f, args, kwargs, nums, single, shapes, sizes)
-        product = make_hvp(f, nums if not single else nums[0])(*args, **kwargs)
+        dtype = np.result_type(*[np.asarray(args[i]).dtype for i in nums], np.float32)
+        product = make_hvp(f, nums[0] if single else nums)(*args, **kwargs)
+        example = tuple(np.zeros(s, dtype=dtype) for s in shapes)
+        largest = product.largest_intermediate(example[0] if single else example)
+        chunk = max(1, HESSIAN_BATCH_BYTES // (8 * max(largest, 1)))
         blocks = [[np.empty(si + sj, dtype=dtype) for sj in shapes] for si in shapes]
-        for j, (shape_j, n_j) in enumerate(zip(shapes, sizes)):
-            for c in range(n_j):
-                e = [np.zeros(s, dtype=dtype) for s in shapes]
-                e[j].reshape(-1)[c] = 1
-                col = product(e[0] if single else tuple(e))
-                col = [col] if single else list(col)
+        for j, n_j in enumerate(sizes):
+            for start in range(0, n_j, chunk):
+                stop = min(start + chunk, n_j)
+                basis = [np.zeros((stop - start,) + s, dtype=dtype) for s in shapes]
+                basis[j].reshape(stop - start, n_j)[:, start:stop] = np.eye(stop - start)
+                cols = product.batched(basis[0] if single else tuple(basis))
+                cols = [cols] if single else list(cols)
                 for i in range(len(shapes)):
-                    blocks[i][j].reshape(sizes[i], n_j)[:, c] = np.asarray(col[i]).reshape(-1)
+                    block = blocks[i][j].reshape(sizes[i], n_j)
+                    block[:, start:stop] = np.asarray(cols[i]).reshape(stop - start, -1).T
         if single:
             return blocks[0][0]
         return tuple(tuple(row) for row in blocks)

@@ -54,6 +54,16 @@ class ConcreteFunction:
         feeds = [traced_leaves[i] for i in self.inputs]
         self.plan = Plan(self.graph, [self.outputs[k] for k in self._fetch_index], feeds)
 
+    def run_batched(self, leaves, batched):
+        """Outputs for leaves whose flagged members carry a leading batch axis."""
+        fed = [leaves[i] for i in self.inputs]
+        flags = [batched[i] for i in self.inputs]
+        values = self.plan.run_batched(fed, flags)
+        outs = list(self.outputs)
+        for k, v in zip(self._fetch_index, values):
+            outs[k] = v
+        return pack_as(self.structured_outputs, outs)
+
     def __call__(self, leaves, as_tensors):
         values = self.plan.run([leaves[i] for i in self.inputs])
         outs = list(self.outputs)
@@ -97,6 +107,28 @@ class Function:
         if concrete is None:
             concrete = self._traces[key] = ConcreteFunction(self.python_function, args, kwargs)
         return concrete
+
+    def map(self, *args):
+        """``f`` applied to every slice ``args[..][j]`` along a leading axis, in one batched
+        run of the traced graph (numpy arrays in, numpy arrays with that axis out).
+
+        >>> import hessgrad as hg
+        >>> f = hg.function(lambda x: hg.reduce_sum(x * x))
+        >>> f.map(np.array([[1.0, 2.0], [3.0, 4.0]]))
+        array([ 5., 25.])
+        """
+        leaves = flatten(args)
+        arrays = [np.asarray(a) for a in leaves]
+        sizes = {a.shape[0] for a in arrays if a.ndim}
+        if len(sizes) != 1 or any(a.ndim == 0 for a in arrays):
+            raise ValueError("Function.map: every argument needs the same leading batch axis, "
+                             f"got shapes {[a.shape for a in arrays]}")
+        concrete = self.get_concrete_function(*pack_as(args, [a[0] for a in arrays]))
+        return concrete.run_batched(arrays, [True] * len(arrays))
+
+    def largest_intermediate(self, *args):
+        """Elements in the largest array one call at ``args`` computes (after folding)."""
+        return self.get_concrete_function(*args).plan.largest_dynamic_size
 
     @property
     def experimental_traces(self):

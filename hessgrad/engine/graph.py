@@ -138,6 +138,18 @@ def placeholder(dtype, shape=None, name=None):
     return graph.placeholder(dtype, shape, name)
 
 
+def _batch_by_loop(multiple_results):
+    """The batching rule of last resort: run once per batch member and stack."""
+    def rule(forward, args, flags, **params):
+        k = next(len(a) for a, f in zip(args, flags) if f)
+        outs = [forward(*[a[j] if f else a for a, f in zip(args, flags)], **params)
+                for j in range(k)]
+        if multiple_results:
+            return tuple(np.stack(parts) for parts in zip(*outs))
+        return np.stack(outs)
+    return rule
+
+
 def _where(node):
     return f"while running graph node {node.name} (op {node.prim.name})"
 
@@ -257,6 +269,10 @@ class Plan:
             dynamic.update(out_slots)
             self.steps.append((node.prim.forward, tuple(arg_slots), node.params,
                                out_slots if node.prim.multiple_results else out_slots[0], node))
+        # The largest array a dynamic step makes: what one batch member costs in memory.
+        self.largest_dynamic_size = max(
+            [int(np.prod(o.shape, dtype=np.int64)) for *_, node in self.steps
+             for o in node.outputs if o.shape is not None and None not in o.shape] or [1])
         self.fetch_slots = [slots[id(t)] if isinstance(t, Tensor) and t._value is None else
                             slot_of(("const", len(self.template)), np.asarray(t))
                             for t in fetches]
@@ -285,3 +301,52 @@ class Plan:
                 for s, r in zip(out, result):
                     env[s] = r
         return [env[s] for s in self.fetch_slots]
+
+    def run_batched(self, feed_values, batched):
+        """Run once for a whole batch: feeds flagged in ``batched`` carry a leading axis of
+        length k, and so does every fetched result. Ops with a ``batch_rule`` process the
+        batch at once (a matrix of tangents turns matrix-vector products into matrix-matrix
+        products); others run once per batch member.
+        """
+        env = list(self.template)
+        is_batched = [False] * len(env)
+        k = None
+        for s, v, flag, dtype, shape, name in zip(self.feed_slots, feed_values, batched,
+                                                  self.feed_dtypes, self.feed_shapes,
+                                                  self.feed_names):
+            v = np.asarray(v.numpy() if isinstance(v, Tensor) else v, dtype=dtype)
+            core = v.shape[1:] if flag else v.shape
+            if flag:
+                if k is not None and v.shape[0] != k:
+                    raise ValueError(f"Plan.run_batched: batch sizes differ ({k} and "
+                                     f"{v.shape[0]} for {name})")
+                k = v.shape[0]
+            if shape is not None and tuple(core) != tuple(shape):
+                raise ValueError(f"Plan.run_batched: placeholder {name} has shape {shape}, "
+                                 f"fed a batch of shape {v.shape}")
+            env[s], is_batched[s] = v, flag
+        if k is None:
+            raise ValueError("Plan.run_batched: no feed is batched")
+        for s, var in self.variables:
+            env[s] = var._value
+        for forward, arg_slots, params, out, node in self.steps:
+            args = [env[s] for s in arg_slots]
+            flags = [is_batched[s] for s in arg_slots]
+            try:
+                if not any(flags):
+                    result = forward(*args, **params)
+                    batched_out = False
+                else:
+                    rule = node.prim.batch_rule or _batch_by_loop(node.prim.multiple_results)
+                    result = rule(forward, args, flags, **params)
+                    batched_out = True
+            except Exception as exc:
+                exc.add_note(_where(node) + " on a batch")
+                raise
+            if type(out) is int:
+                env[out], is_batched[out] = result, batched_out
+            else:
+                for s, r in zip(out, result):
+                    env[s], is_batched[s] = r, batched_out
+        return [env[s] if is_batched[s] else
+                np.broadcast_to(env[s], (k,) + np.shape(env[s])) for s in self.fetch_slots]

@@ -41,11 +41,14 @@ class Primitive:
         shape_rule: ``shape_rule(*avals, **params) -> (shape, dtype)`` (or a list of them);
             when absent, shapes are found by running ``forward`` on stand-in arrays.
         none_grads_ok: the VJP accepts ``None`` for output gradients that nothing flowed into.
+        batch_rule: ``rule(forward, args, batched, **params)`` runs the op on arguments of
+            which those flagged in ``batched`` carry a leading batch axis (see
+            :meth:`hessgrad.engine.graph.Plan.run_batched`).
         nondiff: outputs are constants for differentiation (comparisons, argmax, ...).
     """
 
     __slots__ = ("name", "forward", "vjps", "jvps", "joint_vjp", "joint_jvp", "linear",
-                 "shape_rule", "none_grads_ok", "nondiff", "multiple_results", "__call__")
+                 "shape_rule", "none_grads_ok", "nondiff", "multiple_results", "batch_rule")
 
     def __init__(self, name, forward, vjp=None, jvp=None, *, linear=False, shape_rule=None,
                  none_grads_ok=False, nondiff=False, multiple_results=False):
@@ -62,6 +65,7 @@ class Primitive:
         self.none_grads_ok = none_grads_ok
         self.nondiff = nondiff
         self.multiple_results = multiple_results
+        self.batch_rule = None  # set by hessgrad.ops.batching; the executor loops without one
         PRIMITIVES[name] = self
 
     def __repr__(self):

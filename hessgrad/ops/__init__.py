@@ -2,3 +2,4 @@
 
 from . import (core, decompositions, elementwise, linalg, overloads, reduction, shape,  # noqa: F401
                sorting)
+from . import batching  # noqa: E402,F401 - after every family: it annotates their primitives

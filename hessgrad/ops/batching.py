@@ -1,0 +1,183 @@
+"""Batching rules: run a primitive's forward on arguments that carry a leading batch axis.
+
+The executor uses them to push a whole matrix of tangents through a traced Hessian-vector
+product at once (``Plan.run_batched``), so that dense Hessians cost matrix-matrix products
+instead of one matrix-vector product per column. A primitive without a rule is run once per
+batch member, which is always correct.
+"""
+
+import numpy as np
+
+from ..engine.registry import PRIMITIVES
+from .reduction import _axes
+
+
+def _core_ndim(a, flag):
+    return np.ndim(a) - 1 if flag else np.ndim(a)
+
+
+def _align(args, flags):
+    """Insert axes after the batch axis so that numpy broadcasting lines the core shapes up
+    as it would without the batch."""
+    rank = max(_core_ndim(a, f) for a, f in zip(args, flags))
+    out = []
+    for a, f in zip(args, flags):
+        if f and np.ndim(a) - 1 < rank:
+            a = np.reshape(a, (a.shape[0],) + (1,) * (rank - a.ndim + 1) + a.shape[1:])
+        out.append(a)
+    return out
+
+
+def elementwise(forward, args, flags, **params):
+    return forward(*_align(args, flags), **params)
+
+
+def _shift_axis(axis, ndim):
+    """Axes of a batched array for core ``axis`` (None means all core axes)."""
+    return tuple(a + 1 for a in _axes(axis, ndim))
+
+
+def reduction(forward, args, flags, axis=None, keepdims=False, **params):
+    (x,) = args
+    return forward(x, axis=_shift_axis(axis, x.ndim - 1), keepdims=keepdims, **params)
+
+
+def _reshape(forward, args, flags, shape):
+    (x,) = args
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    return np.reshape(x, (x.shape[0],) + shape)
+
+
+def _transpose(forward, args, flags, axes=None):
+    (x,) = args
+    nd = x.ndim - 1
+    core = tuple(reversed(range(nd))) if axes is None else tuple(a % nd for a in axes)
+    return np.transpose(x, (0,) + tuple(a + 1 for a in core))
+
+
+def _batched_index(index):
+    parts = index if isinstance(index, tuple) else (index,)
+    advanced = [i for i, p in enumerate(parts)
+                if isinstance(p, (np.ndarray, list)) and np.ndim(p) > 0]
+    if advanced and advanced != list(range(advanced[0], advanced[-1] + 1)):
+        return None  # separated advanced indices move their axes to the front: loop instead
+    return (slice(None),) + parts
+
+
+def _getitem(forward, args, flags, index):
+    (x,) = args
+    batched = _batched_index(index)
+    if batched is None:
+        return np.stack([x[j][index] for j in range(len(x))])
+    return x[batched]
+
+
+def _scatter_add(forward, args, flags, index, shape):
+    (g,) = args
+    out = np.zeros((g.shape[0],) + tuple(shape), dtype=g.dtype)
+    batched = _batched_index(index)
+    if batched is None:
+        for j in range(len(g)):
+            np.add.at(out[j], index, g[j])
+        return out
+    parts = index if isinstance(index, tuple) else (index,)
+    basic = all(p is None or p is Ellipsis or isinstance(p, (int, np.integer, slice))
+                for p in parts)
+    if basic:
+        out[batched] = g
+    else:
+        np.add.at(out, batched, g)
+    return out
+
+
+def _broadcast_to(forward, args, flags, shape):
+    (x,) = args
+    (x,) = _align([x, np.empty(shape)], [True, False])[:1]
+    return np.broadcast_to(x, (x.shape[0],) + tuple(shape))
+
+
+def _sum_to(forward, args, flags, shape):
+    (x,) = args
+    shape = tuple(shape)
+    core = x.shape[1:]
+    lead = len(core) - len(shape)
+    axes = tuple(range(1, 1 + lead)) + tuple(
+        1 + lead + i for i, d in enumerate(shape) if d == 1 and core[lead + i] != 1)
+    out = x.sum(axis=axes, keepdims=True) if axes else x
+    return out.reshape((x.shape[0],) + shape)
+
+
+def _matmul(forward, args, flags):
+    a, b = args
+    fa, fb = flags
+    na, nb = _core_ndim(a, fa), _core_ndim(b, fb)
+    if fa and not fb and nb == 2 and na >= 1:
+        # (k, ..., n, p) @ (p, m): one GEMM over all leading rows.
+        return np.matmul(a, b)
+    if fb and not fa and na == 2 and nb in (1, 2):
+        # A @ (k, p[, m]): stack the batch into the columns of one GEMM.
+        k = b.shape[0]
+        cols = b.T if nb == 1 else np.moveaxis(b, 0, 1).reshape(b.shape[1], -1)
+        out = np.matmul(a, cols)
+        return out.T if nb == 1 else np.moveaxis(out.reshape(a.shape[0], k, -1), 1, 0)
+    if fb and not fa and na == 1 and nb >= 1:
+        return np.matmul(a, b)                       # (p,) @ (k, p[, m])
+    if fa and fb and na == nb:
+        if na == 1:
+            return np.einsum("ki,ki->k", a, b)
+        return np.matmul(a, b)
+    return _batch_loop(forward, args, flags)
+
+
+def _batch_loop(forward, args, flags, **params):
+    k = next(len(a) for a, f in zip(args, flags) if f)
+    return np.stack([forward(*[a[j] if f else a for a, f in zip(args, flags)], **params)
+                     for j in range(k)])
+
+
+def _einsum(forward, args, flags, spec):
+    inputs, out = spec.split("->")
+    terms = inputs.split(",")
+    letter = next(c for c in "ZYXWVUTSRQPONMLKJIHGFEDCBAzyxwvutsrqponmlkjihgfedcba"
+                  if c not in spec)
+    terms = [letter + t if f else t for t, f in zip(terms, flags)]
+    return forward(*args, spec=",".join(terms) + "->" + letter + out)
+
+
+def _joined(is_concat):
+    """concatenate / stack: unbatched members are broadcast over the batch; the axis moves."""
+    def rule(forward, args, flags, axis=0, **params):
+        k = next(len(a) for a, f in zip(args, flags) if f)
+        full = [a if f else np.broadcast_to(a, (k,) + np.shape(a)) for a, f in zip(args, flags)]
+        out_core_ndim = full[0].ndim - 1 + (0 if is_concat else 1)
+        return forward(*full, axis=axis % out_core_ndim + 1, **params)
+    return rule
+
+
+ELEMENTWISE = {
+    "add", "subtract", "multiply", "divide", "negative", "power", "square", "reciprocal",
+    "exp", "log", "log1p", "expm1", "sqrt", "tanh", "sin", "cos", "absolute", "sign",
+    "sigmoid", "logaddexp", "maximum", "minimum", "where", "add_n", "cast", "identity",
+    "stop_gradient", "read_variable", "positive", "float_power", "cbrt", "exp2", "log2",
+    "log10", "logaddexp2", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh",
+    "arccosh", "arctanh", "hypot", "arctan2", "sinc", "deg2rad", "rad2deg", "fabs",
+    "copysign", "heaviside", "floor", "ceil", "rint", "trunc", "fmax", "fmin", "clip",
+    "remainder", "fmod", "floor_divide", "real", "imag", "conjugate"}
+REDUCTIONS = {"sum", "mean", "max", "min", "logsumexp", "prod"}
+RULES = {"reshape": _reshape, "transpose": _transpose, "getitem": _getitem,
+         "scatter_add": _scatter_add, "broadcast_to": _broadcast_to, "sum_to": _sum_to,
+         "matmul": _matmul, "einsum": _einsum, "concatenate": _joined(True),
+         "stack": _joined(False)}
+
+
+def install():
+    for name, prim in PRIMITIVES.items():
+        if name in RULES:
+            prim.batch_rule = RULES[name]
+        elif name in ELEMENTWISE:
+            prim.batch_rule = elementwise
+        elif name in REDUCTIONS:
+            prim.batch_rule = reduction
+
+
+install()
