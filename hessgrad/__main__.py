@@ -1,0 +1,8 @@
+"""``python -m hessgrad``: the ``hessgrad`` command (see :mod:`hessgrad.cli`)."""
+
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())
