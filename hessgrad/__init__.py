@@ -31,6 +31,7 @@ from .transforms import grad, jacfwd, jacobian, jacrev, jvp, linearize, value_an
 from .operators import GaussNewtonOperator, HessianOperator
 from . import numpy  # noqa: E402,F401 - the numpy-compatible namespace
 from . import scipy, testing  # noqa: E402,F401
+from . import problems  # noqa: E402,F401 - built-in objectives
 
 __version__ = "0.1.0"
 
