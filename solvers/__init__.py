@@ -9,6 +9,8 @@ Layout (one job per file):
 * ``lanczos``    -- ``lanczos``, thick-restart ``eigsh``, ``power_iteration``;
 * ``estimators`` -- ``hutchinson``, ``hutchpp``, ``diagonal``;
 * ``spectral``   -- stochastic Lanczos quadrature and what follows from it;
+* ``trust_region`` -- trust-region driver, ``gltr`` and the tridiagonal subproblem;
+* ``optimize``   -- ``minimize``: Newton-CG, trust-ncg, trust-lanczos;
 * ``_kernels``   -- Numba inner loops.
 """
 
@@ -17,11 +19,14 @@ from .inverse import inverse_hvp, lissa
 from .krylov import cg, minres, steihaug
 from .lanczos import eigsh, lanczos, power_iteration
 from .operators import aslinearoperator_like
+from .optimize import minimize
 from .spectral import (condition_number_estimate, negative_eigenvalue_count,
                        spectral_density)
+from .trust_region import gltr
 
 __all__ = [
     "cg", "steihaug", "minres", "inverse_hvp", "lissa", "lanczos", "eigsh",
     "power_iteration", "hutchinson", "hutchpp", "diagonal", "spectral_density",
     "condition_number_estimate", "negative_eigenvalue_count", "aslinearoperator_like",
+    "minimize", "gltr",
 ]
