@@ -312,15 +312,19 @@ def analyze(args, out):
         result["condition_note"] = (f"not resolved: min|eigenvalue| is interior and the "
                                     f"H^2 Lanczos did not converge in "
                                     f"{H.nmatvec - before} HVPs")
-    neg = solvers.negative_eigenvalue_count(H, threshold=args.threshold, rng=args.seed,
-                                            lanczos_steps=min(40, n))
-    result["negative_count"] = {"estimate": neg.estimate, "std_error": neg.std_error,
-                                "threshold": args.threshold,
+    # One stochastic Lanczos quadrature run gives the count below the threshold (what
+    # solvers.negative_eigenvalue_count computes), the mass near it, and the plot.
+    steps = min(40, n)
+    density = solvers.spectral_density(H, num_probes=20, lanczos_steps=steps, rng=args.seed)
+    t = args.threshold
+    est, err = density.trace(lambda x: (x < t).astype(np.float64), return_std_error=True)
+    lo = bottom[0] if bottom is not None else float(np.min(density.nodes))
+    hi = top[-1] if top is not None else float(np.max(density.nodes))
+    resolution = (hi - lo) / (2 * steps)   # about half the spacing of the quadrature nodes
+    near = density.trace(lambda x: (np.abs(x - t) < resolution).astype(np.float64))
+    result["negative_count"] = {"estimate": est, "std_error": err, "threshold": t,
+                                "resolution": resolution, "near_threshold": near,
                                 "method": "stochastic Lanczos quadrature"}
-    density = None
-    if args.plot:
-        density = solvers.spectral_density(H, num_probes=10, lanczos_steps=min(60, n),
-                                           rng=args.seed)
     result["hvp_count"] = H.nmatvec
     result["seconds"] = time.perf_counter() - start
 
@@ -368,7 +372,11 @@ def _print_analysis(r, known, k, out):
     neg = r["negative_count"]
     below = "negative eigenvalues" if neg["threshold"] == 0 else \
         f"eigenvalues < {neg['threshold']:g}"
-    row(f"{below} (SLQ)", f"{neg['estimate']:.2f} +/- {_fmt(neg['std_error'])}",
+    caveat = ""
+    if neg["near_threshold"] >= 0.25 * r["n"]:   # a large cluster at the threshold
+        caveat = (f"\n  {'':<34} unreliable: ~{neg['near_threshold']:.0f} eigenvalues lie "
+                  f"within the SLQ resolution {neg['resolution']:.2g} of {neg['threshold']:g}")
+    row(f"{below} (SLQ)", f"{neg['estimate']:.2f} +/- {_fmt(neg['std_error'])}{caveat}",
         _fmt(known.get("negative_count")) if "negative_count" in known else None)
     if "top_eigenvalues" in known and r["top_eigenvalues"] is not None:
         errs = [np.max(np.abs(np.asarray(r[key]) - known[key]))
