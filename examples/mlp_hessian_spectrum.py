@@ -86,7 +86,8 @@ def main(hidden=16, steps=300, learning_rate=0.2, seed=0, plot="mlp_hessian_spec
                 for a, b in zip(edges[:-1], edges[1:])]
         print("  eigenvalue histogram (SLQ estimate of counts per bin):")
         for a, b, c in zip(edges[:-1], edges[1:], mass):
-            print(f"    [{a:8.3f}, {b:8.3f})  {max(c, 0.0):7.1f}  {'#' * int(round(max(c, 0) / problem.n * 60))}")
+            bar = "#" * int(round(max(c, 0.0) / problem.n * 60))
+            print(f"    [{a:8.3f}, {b:8.3f})  {max(c, 0.0):7.1f}  {bar}")
     if plot:
         if importlib.util.find_spec("matplotlib") is None:
             print("\n(matplotlib is not installed, so no plot: pip install 'hessgrad[plot]')")

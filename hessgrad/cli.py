@@ -586,7 +586,8 @@ def build_parser():
                    help="comma-separated subset of hessgrad,hessgrad-function,autograd,jax,"
                         "torch,numpy (default: all installed)")
     b.add_argument("--n", type=int, help="problem size (default: 100, --quick: 50)")
-    b.add_argument("--quick", action="store_true", help="small sizes (n=50), 5 samples per cell (~15 s)")
+    b.add_argument("--quick", action="store_true",
+                   help="small sizes (n=50), 5 samples per cell (~15 s)")
     b.add_argument("--repeats", type=int, default=None, help="timing samples per cell")
     b.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     b.add_argument("--markdown", action="store_true", help="print the table as Markdown")

@@ -92,7 +92,8 @@ def names():
 def describe():
     """``{name: (default n, description)}`` for every built-in problem (``mlp``'s size is
     set by its architecture: 353 for the default ``hidden=16``)."""
-    return {k: (v[1] if v[1] is not None else 353, v[2]) for k, v in sorted(_REGISTRY.items())}
+    return {k: (v[1] if v[1] is not None else 353, v[2])
+            for k, v in sorted(_REGISTRY.items())}
 
 
 def get(name, n=None, seed=0, **options):
