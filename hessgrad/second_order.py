@@ -12,7 +12,7 @@ from .engine.function import function
 from .engine.gradients import gradients
 from .engine.nest import flatten, pack_as
 from .engine.tape import GradientTape
-from .engine.tensor import Tensor
+from .engine.tensor import ConcretizationError, Tensor
 from .ops.core import constant, reshape, stack, stop_gradient
 from .ops.reduction import sum as reduce_sum
 from .transforms import _argnums, _is_plain, _lift, _out, _check_scalar
@@ -157,14 +157,35 @@ def make_hvp(f, argnums=0, mode="fwd-rev"):
     def at(*args, **kwargs):
         fixed = [a.numpy() if isinstance(a, Tensor) and a._value is not None else a
                  for a in args]
-        traced = function(lambda v: product(*fixed, v, **kwargs))
+        traced = [function(lambda v: product(*fixed, v, **kwargs))]
         plain = _is_plain(args)
 
+        def run(method, eager, value):
+            # A function with Python control flow on values cannot be traced: run it eagerly.
+            if traced[0] is not None:
+                try:
+                    return getattr(traced[0], method)(value)
+                except ConcretizationError:
+                    traced[0] = None
+            return eager(value)
+
         def apply(v):
-            out = traced(v)
+            out = run("__call__", lambda u: product(*args, u, **kwargs), v)
             return _out(out, plain) if plain else out
-        apply.batched = traced.map
-        apply.largest_intermediate = traced.largest_intermediate
+
+        def batched(V):
+            def one_by_one(V):
+                leaves = flatten(V)
+                cols = [flatten(apply(pack_as(V, [leaf[j] for leaf in leaves])))
+                        for j in range(len(leaves[0]))]
+                return pack_as(V, [np.stack([np.asarray(c[i]) for c in cols])
+                                   for i in range(len(leaves))])
+            return run("map", one_by_one, V)
+
+        apply.batched = batched
+        apply.largest_intermediate = lambda v: run("largest_intermediate",
+                                                   lambda u: sum(np.size(a) for a in flatten(u)),
+                                                   v)
         return apply
     return at
 

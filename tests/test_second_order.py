@@ -121,3 +121,19 @@ def test_gauss_newton_operator_for_least_squares():
     G = hg.GaussNewtonOperator(model, lambda r: 0.5 * hnp.sum(r ** 2), x)
     J = hg.jacrev(model)(x)
     np.testing.assert_allclose(G.to_dense(), J.T @ J, rtol=1e-10)
+
+
+def test_functions_with_python_control_flow_fall_back_to_eager():
+    def f(x):
+        total = hnp.sum(x ** 2)
+        if float(total) > 1.0:          # value-dependent Python branch: not traceable
+            return total ** 2
+        return total
+
+    x = np.array([1.0, 2.0])
+    H = hg.hessian(f)(x)
+    # f = s^2 with s = |x|^2 here: H = 8 x x^T + 4 s I
+    np.testing.assert_allclose(H, 8 * np.outer(x, x) + 4 * 5.0 * np.eye(2), rtol=1e-12)
+    op = hg.HessianOperator(f, x)
+    np.testing.assert_allclose(op.matmat(np.eye(2)), H, rtol=1e-12)
+    np.testing.assert_allclose(op.matvec(np.array([1.0, 0.0])), H[:, 0], rtol=1e-12)

@@ -102,7 +102,7 @@ class Tensor:
 
     def _concrete(self, what):
         if self._value is None:
-            raise TypeError(
+            raise ConcretizationError(
                 f"{what} of symbolic tensor {self.name} is not known while a function is traced; "
                 "use hessgrad ops (hg.cond, hg.where, hg.while_loop) for data-dependent control "
                 "flow, or run eagerly")
@@ -193,6 +193,10 @@ class Variable(Tensor):
     def __repr__(self):
         return f"<hessgrad.Variable {self._var_name!r} shape={self.shape} dtype={self.dtype} " \
                f"numpy={self._value!r}>"
+
+
+class ConcretizationError(TypeError):
+    """A traced (symbolic) tensor's value was needed by Python code while tracing."""
 
 
 def _never(t):
