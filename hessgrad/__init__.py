@@ -29,6 +29,8 @@ from .second_order import hessian, hessian_vector_product, hessians, hvp, make_h
 from .ops.control_flow import TensorArray, cond, while_loop
 from .transforms import grad, jacfwd, jacobian, jacrev, jvp, linearize, value_and_grad, vjp
 from .operators import GaussNewtonOperator, HessianOperator
+from .sparse import SparseHessian, SparseJacobian, sparse_hessian, sparse_jacobian
+from .sparsity import hessian_sparsity, jacobian_sparsity
 from . import numpy  # noqa: E402,F401 - the numpy-compatible namespace
 from . import scipy, testing  # noqa: E402,F401
 from . import problems  # noqa: E402,F401 - built-in objectives

@@ -17,6 +17,10 @@ class Objective:
     products skip the parts that do not depend on ``p``). Extra arguments that SciPy
     passes (``args=``) are forwarded to ``f``.
 
+    ``sparse_hessian=True`` (or a dict of :func:`hessgrad.sparse_hessian` options) makes
+    ``hess`` return a ``scipy.sparse.csr_matrix`` built from a few batched HVPs, for
+    ``method="trust-constr"``.
+
     >>> import hessgrad as hg
     >>> import hessgrad.numpy as hnp
     >>> from scipy.optimize import minimize
@@ -33,8 +37,13 @@ class Objective:
     # with a few products per point never pay for a trace per point.
     fold_after = 8
 
-    def __init__(self, f, *, trace=True):
+    def __init__(self, f, *, trace=True, sparse_hessian=False):
         self.f = f
+        self._sparse_hess = None
+        if sparse_hessian:  # hess returns scipy.sparse matrices (trust-constr accepts them)
+            from .sparse import sparse_hessian as _sparse_hessian
+            self._sparse_hess = _sparse_hessian(
+                f, **(sparse_hessian if isinstance(sparse_hessian, dict) else {}))
         self._value_and_grad = function(value_and_grad(f)) if trace else value_and_grad(f)
         self._hvp = function(hvp(f)) if trace else hvp(f)
         self._hessp_at = None  # (x bytes, args, products at this x)
@@ -89,6 +98,8 @@ class Objective:
 
     def hess(self, x, *args):
         self.nhev += 1
+        if self._sparse_hess is not None:
+            return self._sparse_hess(np.asarray(x, dtype=np.float64), *args)
         return np.asarray(hessian(self.f)(np.asarray(x, dtype=np.float64), *args))
 
 

@@ -196,9 +196,13 @@ def make_hvp(f, argnums=0, mode="fwd-rev"):
 HESSIAN_BATCH_BYTES = 16 * 2**20
 
 
-def hessian(f, argnums=0):
+def hessian(f, argnums=0, *, sparse=False, **sparse_options):
     """The full Hessian of scalar ``f``: shape ``arg.shape + arg.shape`` (blocks for a tuple
     ``argnums``: ``H[i][j]`` has shape ``args[i].shape + args[j].shape``).
+
+    ``sparse=True`` returns :func:`hessgrad.sparse_hessian` ``(f, **sparse_options)``
+    instead: a ``scipy.sparse.csr_matrix`` of shape ``(x.size, x.size)`` w.r.t. the first
+    argument, from a few batched HVPs (sparsity detection and coloring).
 
     Built from a traced, constant-folded Hessian-vector product (forward-over-reverse) run on
     batches of basis vectors at once, so the inner loops are matrix-matrix products.
@@ -209,6 +213,15 @@ def hessian(f, argnums=0):
     array([[ 6.,  0.],
            [ 0., 12.]])
     """
+    if sparse:
+        if argnums != 0:
+            raise ValueError(f"hessian: sparse=True supports argnums=0 only, got {argnums!r}")
+        from .sparse import sparse_hessian  # noqa: PLC0415 - a front end built on this module
+        return sparse_hessian(f, **sparse_options)
+    if sparse_options:
+        raise TypeError(f"hessian: unexpected keyword arguments {sorted(sparse_options)} "
+                        "(they are options of sparse=True)")
+
     def hessian_f(*args, **kwargs):
         single, nums = _argnums(argnums, len(args), "hessian")
         plain = _is_plain(args)

@@ -1,0 +1,370 @@
+"""Sparse Hessians and Jacobians: sparsity detection + coloring + one batched product.
+
+The pattern is read off the traced graph (:mod:`hessgrad.sparsity`), colored
+(:mod:`hessgrad.coloring`), and the compressed matrix ``H S`` (``J S`` or ``W^T J``) is computed
+by one batched run of a traced Hessian-vector product (JVP, VJP) with ``x`` as an unbatched
+input and the seed columns as the batch. Pattern, coloring, recovery indices and the traced
+product are cached per input shape and dtype, so later calls at other points only run the
+batched product and a gather.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import coloring as _coloring
+from . import sparsity as _sparsity
+from .engine.function import function
+from .engine.nest import flatten
+from .engine.tensor import Tensor
+from .second_order import hessian as _dense_hessian
+from .second_order import hvp as _hvp
+from .transforms import jvp as _jvp
+from .transforms import vjp as _vjp
+
+METHODS = ("trace", "probe")
+COLORINGS = ("star", "column")
+DENSE_THRESHOLD = 0.25
+
+
+def _check(what, method, coloring, dense_threshold, probes=1):
+    if method not in METHODS:
+        raise ValueError(f"{what}: method must be one of {METHODS}, got {method!r}")
+    if coloring is not None and coloring not in COLORINGS:
+        raise ValueError(f"{what}: coloring must be one of {COLORINGS}, got {coloring!r}")
+    if not 0.0 <= float(dense_threshold) <= 1.0:
+        raise ValueError(f"{what}: dense_threshold must be in [0, 1], got {dense_threshold!r}")
+    if int(probes) < 1:
+        raise ValueError(f"{what}: probes must be >= 1, got {probes!r}")
+
+
+def _arg_key(args):
+    key = []
+    for a in flatten(list(args)):
+        if isinstance(a, (Tensor, np.ndarray, np.generic, float)):
+            a = np.asarray(a.numpy() if isinstance(a, Tensor) else a)
+            key.append(("A", a.shape, a.dtype.str))
+        else:
+            key.append(("S", repr(a)))
+    return tuple(key)
+
+
+def _point(x, what):
+    if isinstance(x, Tensor):
+        if x._value is None:
+            raise TypeError(f"{what}: x must be a concrete array, got symbolic tensor {x.name}")
+        x = x.numpy()
+    x = np.asarray(x)
+    if x.dtype.kind in "iub" and x.dtype.kind != "b":
+        x = x.astype(np.float64)
+    if x.dtype.kind != "f":
+        raise TypeError(f"{what}: argument x must be a real floating-point array, got dtype "
+                        f"{x.dtype} (shape {x.shape})")
+    return x
+
+
+class _Compressed:
+    """A traced product ``p(x, *args, u)`` run with ``u`` batched along a leading axis."""
+
+    def __init__(self, product, x, args, u_shape):
+        self.fn = function(product)
+        self.concrete = self.fn.get_concrete_function(x, *args, np.zeros(u_shape, x.dtype))
+
+    def __call__(self, x, args, batch):
+        leaves = flatten(((x,) + tuple(args) + (batch,), {}))
+        flags = [False] * (len(leaves) - 1) + [True]
+        return np.asarray(self.concrete.run_batched(leaves, flags))
+
+
+class SparseHessian:
+    """``H(x, *args)``: the Hessian of scalar ``f`` at ``x`` (flattened) as a
+    ``scipy.sparse.csr_matrix``, from ``ncolors`` Hessian-vector products run as one batch.
+
+    Built by :func:`sparse_hessian`. Attributes after a call: ``info(x, *args)`` gives the
+    pattern's size, number of nonzeros and colors and whether the dense path is used.
+    """
+
+    def __init__(self, f, *, method="trace", coloring="star", dense_threshold=DENSE_THRESHOLD,
+                 probes=2, seed=0):
+        _check("sparse_hessian", method, coloring, dense_threshold, probes)
+        if not callable(f):
+            raise TypeError(f"sparse_hessian: f must be callable, got {type(f).__name__}")
+        self.f = f
+        self.method = method
+        self.coloring = coloring
+        self.dense_threshold = float(dense_threshold)
+        self.probes = int(probes)
+        self.seed = seed
+        self._plans = {}
+        self.nhvp = 0
+
+    # --- the cached plan per shape ----------------------------------------------------------
+    def _plan(self, x, args):
+        key = (x.shape, x.dtype.str, _arg_key(args))
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = self._build(x, args)
+        return plan
+
+    def _build(self, x, args):
+        n = x.size
+        pattern, gave_up = _sparsity._hessian_pattern(self.f, x, args, "sparse_hessian")
+        plan = {"n": n, "traced_pattern": pattern, "gave_up": gave_up}
+        if self.method == "probe":
+            pattern = self._probe(x, args, pattern, gave_up)
+        plan["pattern"] = pattern
+        return self._finish(plan, x, args)
+
+    def _finish(self, plan, x, args):
+        n, pattern = plan["n"], plan["pattern"]
+        plan["dense"] = n > 0 and pattern.nnz > self.dense_threshold * n * n
+        if plan["dense"]:
+            plan["ncolors"] = n
+            return plan
+        if self.coloring == "star":
+            colors = _coloring.star_coloring(pattern)
+            index = _coloring.star_recovery_index(pattern, colors)
+        else:
+            colors = _coloring.column_coloring(pattern)
+            index = _coloring.column_recovery_index(pattern, colors)
+        plan["colors"] = colors
+        plan["ncolors"] = int(colors.max()) + 1 if n and pattern.nnz else 0
+        plan["index"] = index
+        plan["seeds"] = np.ascontiguousarray(
+            _coloring.seed_matrix(colors, x.dtype)[:, :plan["ncolors"]].T).reshape(
+                (plan["ncolors"],) + x.shape)
+        if plan["ncolors"]:
+            plan["product"] = _Compressed(_hvp(self.f), x, args, x.shape)
+        return plan
+
+    def _probe(self, x, args, traced, gave_up):
+        """Union of the nonzeros of the Hessian at ``probes`` random points near ``x``."""
+        rng = np.random.default_rng(self.seed)
+        trial = {"n": x.size, "pattern": traced}
+        trial = self._finish(trial, x, args)
+        found = sp.csr_matrix((x.size, x.size), dtype=bool)
+        for _ in range(self.probes):
+            z = (x + 0.1 * (1.0 + np.abs(x)) * rng.standard_normal(x.shape)).astype(x.dtype)
+            h = self._evaluate(trial, z, args)
+            h.data = h.data != 0            # NaN counts as a nonzero (conservative)
+            found = found + h
+        found = sp.csr_matrix(found, dtype=bool)
+        found = sp.csr_matrix(found + found.T, dtype=bool)
+        found.sort_indices()
+        return found
+
+    # --- evaluation --------------------------------------------------------------------------
+    def _evaluate(self, plan, x, args):
+        n = plan["n"]
+        if plan["dense"]:
+            self.nhvp += n
+            h = np.asarray(_dense_hessian(self.f)(x, *args)).reshape(n, n)
+            return sp.csr_matrix(h)
+        pattern = plan["pattern"]
+        if not plan["ncolors"]:
+            return sp.csr_matrix((n, n), dtype=x.dtype)
+        self.nhvp += plan["ncolors"]
+        b = plan["product"](x, args, plan["seeds"])
+        data = b.reshape(-1)[plan["index"]]
+        return sp.csr_matrix((data, pattern.indices, pattern.indptr), shape=(n, n))
+
+    def __call__(self, x, *args):
+        x = _point(x, "sparse_hessian")
+        return self._evaluate(self._plan(x, args), x, args)
+
+    def pattern(self, x, *args):
+        """The (cached) boolean sparsity pattern used at ``x``'s shape and dtype."""
+        x = _point(x, "sparse_hessian")
+        return self._plan(x, args)["pattern"]
+
+    def colors(self, x, *args):
+        """The coloring used at ``x``'s shape (None on the dense path)."""
+        x = _point(x, "sparse_hessian")
+        return self._plan(x, args).get("colors")
+
+    def info(self, x, *args):
+        """A dict: n, nnz, density, ncolors, dense (dense path taken), gave_up (detection
+        fell back to a dense pattern)."""
+        x = _point(x, "sparse_hessian")
+        plan = self._plan(x, args)
+        n = plan["n"]
+        return {"n": n, "nnz": int(plan["pattern"].nnz),
+                "density": plan["pattern"].nnz / max(n * n, 1),
+                "ncolors": plan["ncolors"], "dense": plan["dense"],
+                "gave_up": plan["gave_up"]}
+
+
+def sparse_hessian(f, *, method="trace", coloring="star", dense_threshold=DENSE_THRESHOLD,
+                   probes=2, seed=0):
+    """The Hessian of scalar ``f`` as a ``scipy.sparse.csr_matrix``, from a few HVPs.
+
+    The sparsity pattern is detected once per input shape and dtype, colored, and every call
+    computes ``H S`` (``S`` one 0/1 column per color) in one batched run of a traced
+    Hessian-vector product, then reads each nonzero off ``H S``. The Hessian is w.r.t. the
+    first argument, flattened: shape ``(x.size, x.size)``.
+
+    Args:
+        f: scalar function ``f(x, *args)`` written with hessgrad ops.
+        method: "trace" (default): the pattern is derived from the traced graph; exact for
+            common ops, conservative (never missing a nonzero) otherwise. "probe": the
+            Hessian is evaluated at ``probes`` random points near the first ``x`` (through the
+            traced pattern) and the union of its nonzeros is the pattern; *probabilistic*: an
+            entry that happens to vanish at every probe point is missed everywhere.
+        coloring: "star" (symmetric, direct recovery, default) or "column" (distance-2).
+        dense_threshold: when the pattern has more than this fraction of nonzeros, the dense
+            Hessian (:func:`hessgrad.hessian`) is computed instead and returned as a sparse
+            matrix.
+        probes, seed: number of random points and their seed for ``method="probe"``.
+    Returns:
+        A :class:`SparseHessian`: call it as ``H(x, *args)``; ``.pattern(x)``, ``.colors(x)``,
+        ``.info(x)`` expose the cached analysis. ``args`` are treated as data of unknown value
+        by the detection (the pattern holds for all of them).
+    Raises:
+        ValueError: bad ``method``, ``coloring`` or ``dense_threshold``; ``f`` is not scalar.
+        TypeError: ``x`` is not a floating-point array.
+
+    >>> import hessgrad as hg
+    >>> import hessgrad.numpy as hnp
+    >>> rosen = lambda x: hnp.sum(100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+    >>> H = hg.sparse_hessian(rosen)
+    >>> x = np.linspace(-1.0, 2.0, 1000)
+    >>> h = H(x)
+    >>> h.shape, h.nnz, H.info(x)["ncolors"]
+    ((1000, 1000), 2998, 3)
+    >>> from scipy.optimize import rosen_hess
+    >>> bool(np.allclose(h.toarray(), rosen_hess(x)))
+    True
+    """
+    return SparseHessian(f, method=method, coloring=coloring, dense_threshold=dense_threshold,
+                         probes=probes, seed=seed)
+
+
+def _jvp_of(f):
+    def product(x, *rest):
+        *args, t = rest
+        return _jvp(lambda z: f(z, *args), (x,), (t,))[1]
+    return product
+
+
+def _vjp_of(f):
+    def product(x, *rest):
+        *args, w = rest
+        return _vjp(lambda z: f(z, *args), x)[1](w)[0]
+    return product
+
+
+class SparseJacobian:
+    """``J(x, *args)``: the Jacobian of ``f`` (output flattened, shape ``(m, x.size)``) as a
+    ``scipy.sparse.csr_matrix``, built by :func:`sparse_jacobian`."""
+
+    MODES = ("auto", "fwd", "rev")
+
+    def __init__(self, f, *, mode="auto", dense_threshold=DENSE_THRESHOLD):
+        _check("sparse_jacobian", "trace", None, dense_threshold)
+        if mode not in self.MODES:
+            raise ValueError(f"sparse_jacobian: mode must be one of {self.MODES}, got {mode!r}")
+        if not callable(f):
+            raise TypeError(f"sparse_jacobian: f must be callable, got {type(f).__name__}")
+        self.f = f
+        self.mode = mode
+        self.dense_threshold = float(dense_threshold)
+        self._plans = {}
+
+    def _plan(self, x, args):
+        key = (x.shape, x.dtype.str, _arg_key(args))
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = self._build(x, args)
+        return plan
+
+    def _build(self, x, args):
+        pattern, gave_up, out_shape = _sparsity._jacobian_pattern(self.f, x, args,
+                                                                  "sparse_jacobian")
+        m, n = pattern.shape
+        plan = {"pattern": pattern, "m": m, "n": n, "gave_up": gave_up, "out_shape": out_shape}
+        dense = pattern.nnz > self.dense_threshold * m * n
+        if dense:   # every entry: identity seeds on the cheaper side
+            pattern = plan["pattern"] = _sparsity.dense_pattern(n, m)
+        if self.mode == "fwd" or (self.mode == "auto" and not dense):
+            col = np.arange(n) if dense else _coloring.column_coloring(pattern)
+        if self.mode == "rev" or (self.mode == "auto" and not dense):
+            row = np.arange(m) if dense else _coloring.column_coloring(pattern.T)
+        if self.mode == "auto":
+            if dense:
+                use_fwd = n <= m
+                col, row = np.arange(n), np.arange(m)
+            else:
+                use_fwd = col.max(initial=-1) <= row.max(initial=-1)
+        else:
+            use_fwd = self.mode == "fwd"
+        plan["dense"] = dense
+        if not pattern.nnz:
+            plan["ncolors"] = 0
+            return plan
+        if use_fwd:
+            plan["mode"] = "fwd"
+            plan["colors"] = col
+            plan["ncolors"] = int(col.max()) + 1
+            plan["index"] = _coloring.column_recovery_index(pattern, col)
+            plan["seeds"] = np.ascontiguousarray(
+                _coloring.seed_matrix(col, x.dtype).T).reshape((plan["ncolors"],) + x.shape)
+            plan["product"] = _Compressed(_jvp_of(self.f), x, args, x.shape)
+        else:
+            plan["mode"] = "rev"
+            plan["colors"] = row
+            plan["ncolors"] = int(row.max()) + 1
+            rows = np.repeat(np.arange(m, dtype=np.int64), np.diff(pattern.indptr))
+            plan["index"] = row[rows] * n + pattern.indices
+            plan["seeds"] = np.ascontiguousarray(
+                _coloring.seed_matrix(row, x.dtype).T).reshape((plan["ncolors"],) + out_shape)
+            plan["product"] = _Compressed(_vjp_of(self.f), x, args, out_shape)
+        return plan
+
+    def __call__(self, x, *args):
+        x = _point(x, "sparse_jacobian")
+        plan = self._plan(x, args)
+        pattern, m, n = plan["pattern"], plan["m"], plan["n"]
+        if not plan["ncolors"]:
+            return sp.csr_matrix((m, n), dtype=x.dtype)
+        b = plan["product"](x, args, plan["seeds"])
+        data = b.reshape(-1)[plan["index"]]
+        return sp.csr_matrix((data, pattern.indices, pattern.indptr), shape=(m, n))
+
+    def pattern(self, x, *args):
+        x = _point(x, "sparse_jacobian")
+        return self._plan(x, args)["pattern"]
+
+    def info(self, x, *args):
+        """A dict: m, n, nnz, ncolors, mode ("fwd": JVPs, "rev": VJPs), dense, gave_up."""
+        x = _point(x, "sparse_jacobian")
+        plan = self._plan(x, args)
+        return {"m": plan["m"], "n": plan["n"], "nnz": int(plan["pattern"].nnz),
+                "ncolors": plan["ncolors"], "mode": plan.get("mode"),
+                "dense": plan["dense"], "gave_up": plan["gave_up"]}
+
+
+def sparse_jacobian(f, *, mode="auto", dense_threshold=DENSE_THRESHOLD):
+    """The Jacobian of ``f`` as a ``scipy.sparse.csr_matrix`` from a few JVPs or VJPs.
+
+    The pattern (from the traced graph) is colored by columns (for JVPs, ``J S``) and by rows
+    (for VJPs, ``W^T J``); ``mode="auto"`` takes the side with fewer colors. All products run
+    as one batch. The output is flattened: shape ``(f(x).size, x.size)``.
+
+    Args:
+        f: function ``f(x, *args)`` returning one array.
+        mode: "auto", "fwd" (column coloring, JVPs) or "rev" (row coloring, VJPs).
+        dense_threshold: above this fraction of nonzeros every column (or row) is seeded.
+    Returns:
+        A :class:`SparseJacobian`, called as ``J(x, *args)``.
+    Raises:
+        ValueError: bad ``mode`` or ``dense_threshold``, or ``f`` does not return one array.
+        TypeError: ``x`` is not a floating-point array.
+
+    >>> import hessgrad as hg
+    >>> J = hg.sparse_jacobian(lambda x: x[1:] ** 2 - x[:-1])
+    >>> J(np.array([1.0, 2.0, 3.0])).toarray()
+    array([[-1.,  4.,  0.],
+           [ 0., -1.,  6.]])
+    >>> J.info(np.zeros(1000))["ncolors"]
+    2
+    """
+    return SparseJacobian(f, mode=mode, dense_threshold=dense_threshold)
