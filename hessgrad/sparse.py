@@ -13,7 +13,6 @@ import scipy.sparse as sp
 
 from . import coloring as _coloring
 from . import sparsity as _sparsity
-from .engine.function import function
 from .engine.nest import flatten
 from .engine.tensor import Tensor
 from .second_order import hessian as _dense_hessian
@@ -66,7 +65,7 @@ class _Compressed:
     """A traced product ``p(x, *args, u)`` run with ``u`` batched along a leading axis."""
 
     def __init__(self, product, x, args, u_shape):
-        self.fn = function(product)
+        self.fn = _sparsity.plain_function(product)
         self.concrete = self.fn.get_concrete_function(x, *args, np.zeros(u_shape, x.dtype))
 
     def __call__(self, x, args, batch):
@@ -164,7 +163,7 @@ class SparseHessian:
             return sp.csr_matrix((n, n), dtype=x.dtype)
         self.nhvp += plan["ncolors"]
         b = plan["product"](x, args, plan["seeds"])
-        data = b.reshape(-1)[plan["index"]]
+        data = b.reshape(-1)[plan["index"]].astype(x.dtype, copy=False)
         return sp.csr_matrix((data, pattern.indices, pattern.indptr), shape=(n, n))
 
     def __call__(self, x, *args):
@@ -326,7 +325,7 @@ class SparseJacobian:
         if not plan["ncolors"]:
             return sp.csr_matrix((m, n), dtype=x.dtype)
         b = plan["product"](x, args, plan["seeds"])
-        data = b.reshape(-1)[plan["index"]]
+        data = b.reshape(-1)[plan["index"]].astype(x.dtype, copy=False)
         return sp.csr_matrix((data, pattern.indices, pattern.indptr), shape=(m, n))
 
     def pattern(self, x, *args):

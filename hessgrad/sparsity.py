@@ -510,9 +510,18 @@ def _propagate(plan, n, source=0, hessian=True):
     return [deps.get(s) for s in plan.fetch_slots], hess
 
 
+def plain_function(f):
+    """``hessgrad.function(f)`` without graph optimizations where they exist: the analysis and
+    the batched products here read and run the plan itself."""
+    try:
+        return function(f, optimize=False)
+    except TypeError:
+        return function(f)
+
+
 def _trace(f, x, args, what):
     x = _check_point(x, what)
-    concrete = function(f).get_concrete_function(x, *args)
+    concrete = plain_function(f).get_concrete_function(x, *args)
     if not concrete._fetch_index:
         return x, concrete, None
     return x, concrete, concrete.plan
