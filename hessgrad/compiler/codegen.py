@@ -1,0 +1,171 @@
+"""Straight-line Python for an optimized program: one function, locals instead of an env list.
+
+Forward functions, params and constants are bound in the function's globals; intermediates
+are deleted right after their last use; a binary or unary ufunc whose input is a buffer that
+this run created, that nothing else refers to and that dies at that op writes its result
+into it (``np.add(a, b, out=a)``). A failure gets the same note as the Plan's ("while running
+graph node ..."), found from the line that raised, at no cost when nothing fails.
+"""
+
+import numpy as np
+
+from ..engine.tensor import Tensor
+from .ir import known
+
+# Primitives that are numpy ufuncs applied as is: usable with ``out=`` and always returning
+# a fresh array for array inputs.
+UFUNCS = {
+    "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.true_divide,
+    "negative": np.negative, "exp": np.exp, "log": np.log, "log1p": np.log1p,
+    "expm1": np.expm1, "sqrt": np.sqrt, "tanh": np.tanh, "sin": np.sin, "cos": np.cos,
+    "absolute": np.abs, "square": np.square, "maximum": np.maximum, "minimum": np.minimum,
+    "power": np.power, "reciprocal": np.reciprocal, "logaddexp": np.logaddexp,
+}
+# Ops whose result never shares memory with an input (so an input can be recycled later).
+NO_ALIAS = set(UFUNCS) | {"fused", "accumulate", "sum", "mean", "matmul", "scatter_add",
+                          "add_n", "sigmoid", "where", "ones_like", "zeros_like"}
+# Ops whose array results are fresh buffers owned by this run.
+FRESH = set(UFUNCS) | {"fused", "accumulate", "matmul", "scatter_add", "add_n"}
+
+
+def _feed_value(v, dtype, shape, name):
+    v = np.asarray(v.numpy() if isinstance(v, Tensor) else v, dtype=dtype)
+    if shape is not None and (len(shape) != v.ndim or any(
+            d is not None and d != e for d, e in zip(shape, v.shape))):
+        raise ValueError(f"Graph.run: placeholder {name} has shape {shape}, "
+                         f"fed a value of shape {v.shape}")
+    return v
+
+
+def _note_for(op):
+    node = op.node
+    where = f"while running graph node {node.name} (op {node.prim.name})"
+    if op.name == "fused":
+        where += " in a fused kernel of " + ", ".join(
+            f"{n.name} ({n.prim.name})" for n in op.nodes)
+    return where
+
+
+class Generated:
+    """The generated function with its source and the line -> op map for error notes."""
+
+    def __init__(self, fn, source, line_ops):
+        self.fn = fn
+        self.source = source
+        self.line_ops = line_ops
+
+
+def generate(prog, kernel_calls=None, name="compiled_graph"):
+    """Python source for ``prog``; ``kernel_calls[id(op)]`` gives a fused op's call (a
+    function ``(arg_names) -> expression``) and the objects it needs bound."""
+    kernel_calls = kernel_calls or {}
+    ns = {"_np": np, "_ndarray": np.ndarray, "_feed": _feed_value}
+    consts = prog.consts
+    fetched = set(prog.fetches)
+
+    def ref(v):
+        if v in consts:
+            value = consts[v]
+            if type(value) in (int, float, bool):
+                return repr(value)
+            ns[f"c{v}"] = value
+            return f"c{v}"
+        return f"v{v}"
+
+    # last use of every value; fetched values live to the end
+    last = {}
+    for k, op in enumerate(prog.ops):
+        for a in op.args:
+            last[a] = k
+    users = prog.consumers()
+    producer = {o: op for op in prog.ops for o in op.outs}
+
+    def owned(v):
+        """A buffer this run made, referenced by nobody else, that no view can outlive."""
+        src = producer.get(v)
+        if src is None or src.name not in FRESH or v in fetched or v in consts:
+            return False
+        shape = prog.shape(v)
+        if not known(shape) or len(shape) == 0:
+            return False
+        return all(prog.ops[u].name in NO_ALIAS for u in users.get(v, ()))
+
+    lines = []
+    line_ops = {}
+    feed_names = [f"v{s}" for s in prog.feeds]
+    body = []
+    for j, (s, dtype, shape, fname) in enumerate(zip(prog.feeds, prog.plan.feed_dtypes,
+                                                     prog.plan.feed_shapes,
+                                                     prog.plan.feed_names)):
+        ns[f"_D{j}"], ns[f"_S{j}"], ns[f"_N{j}"] = np.dtype(dtype), shape, fname
+        if shape is not None and None not in shape:
+            body.append(f"if type(v{s}) is not _ndarray or v{s}.dtype != _D{j} or "
+                        f"v{s}.shape != _S{j}:")
+            body.append(f"    v{s} = _feed(v{s}, _D{j}, _S{j}, _N{j})")
+        else:
+            body.append(f"v{s} = _feed(v{s}, _D{j}, _S{j}, _N{j})")
+    for j, (s, var) in enumerate(prog.variables):
+        ns[f"_var{j}"] = var
+        body.append(f"v{s} = _var{j}._value")
+    body_ops = []  # (line index in body, op)
+    for k, op in enumerate(prog.ops):
+        outs = ", ".join(f"v{o}" for o in op.outs)
+        if op.multi:
+            outs += "," if len(op.outs) == 1 else ""
+        args = [ref(a) for a in op.args]
+        call = None
+        if id(op) in kernel_calls:
+            make, bound = kernel_calls[id(op)]
+            ns.update(bound)
+            call = make(args)
+        elif op.name in UFUNCS and not op.params and not op.multi:
+            out_shape, out_dtype = prog.shape(op.outs[0]), prog.dtype(op.outs[0])
+            ns[f"u{k}"] = UFUNCS[op.name]
+            target = None
+            if known(out_shape):
+                for a in op.args:
+                    if last.get(a) == k and owned(a) and prog.shape(a) == out_shape and \
+                            prog.dtype(a) == out_dtype:
+                        target = a
+                        break
+            if target is not None:
+                call = f"u{k}({', '.join(args)}, out=v{target})"
+            elif known(out_shape):  # shapes checked at trace time: the bare ufunc
+                call = f"u{k}({', '.join(args)})"
+        if call is None:
+            ns[f"F{k}"] = op.fn
+            kw = []
+            for j, (pname, pvalue) in enumerate(op.params.items()):
+                ns[f"p{k}_{j}"] = pvalue
+                kw.append(f"{pname}=p{k}_{j}")
+            call = f"F{k}({', '.join(args + kw)})"
+        body_ops.append((len(body), op))
+        body.append(f"{outs} = {call}")
+        dead = sorted({a for a in op.args if last.get(a) == k and a not in fetched
+                       and a not in consts})
+        dead += [o for o in op.outs if o not in last and o not in fetched]
+        if dead:
+            body.append("del " + ", ".join(f"v{d}" for d in dead))
+    body.append("return [" + ", ".join(ref(v) for v in prog.fetches) + "]")
+
+    lines.append(f"def {name}({', '.join(feed_names)}):")
+    lines.append("    try:")
+    first_body_line = len(lines) + 1  # 1-based line number of body[0]
+    lines.extend("        " + b for b in body)
+    lines.append("    except Exception as exc:")
+    lines.append("        _annotate(exc)")
+    lines.append("        raise")
+    for index, op in body_ops:
+        line_ops[first_body_line + index] = op
+    source = "\n".join(lines) + "\n"
+
+    def annotate(exc):
+        tb = exc.__traceback__
+        op = line_ops.get(tb.tb_lineno) if tb is not None else None
+        if op is not None and op.node is not None:
+            exc.add_note(_note_for(op))
+
+    ns["_annotate"] = annotate
+    code = compile(source, f"<hessgrad compiled graph {name}>", "exec")
+    exec(code, ns)  # noqa: S102 - our own generated source
+    return Generated(ns[name], source, line_ops)

@@ -1,0 +1,123 @@
+"""The compiler's program: a Plan's dynamic steps as ops over numbered values.
+
+A value is an int. Constants (folded by the Plan, Python numbers, arrays) live in
+``Program.consts``; everything else is a feed, a Variable read, or an op output. The static
+shape and dtype of every value known at trace time is in ``Program.info``.
+"""
+
+import numpy as np
+
+
+class Op:
+    """``outs = fn(*args, **params)``.
+
+    ``name`` is the primitive's name (or a compiler op: "fused", "accumulate"); ``node`` the
+    graph node it came from (for error notes), ``nodes`` every graph node it stands for.
+    """
+
+    __slots__ = ("name", "fn", "args", "params", "outs", "multi", "node", "nodes", "extra")
+
+    def __init__(self, name, fn, args, params, outs, multi, node, nodes=None, extra=None):
+        self.name = name
+        self.fn = fn
+        self.args = list(args)
+        self.params = params
+        self.outs = tuple(outs)
+        self.multi = multi
+        self.node = node
+        self.nodes = nodes if nodes is not None else ([node] if node is not None else [])
+        self.extra = extra
+
+    def __repr__(self):
+        return f"<Op {self.name} {self.args} -> {self.outs}>"
+
+
+class Program:
+    """Ops in execution order computing ``fetches`` from ``feeds`` (and Variables)."""
+
+    def __init__(self, plan):
+        self.plan = plan
+        self.feeds = list(plan.feed_slots)
+        self.variables = list(plan.variables)
+        dynamic = set(self.feeds) | {s for s, _ in self.variables}
+        self.info = {}
+        for s, shape, dtype in zip(plan.feed_slots, plan.feed_shapes, plan.feed_dtypes):
+            self.info[s] = (shape, np.dtype(dtype))
+        for s, var in self.variables:
+            self.info[s] = (tuple(var.shape), var.dtype)
+        self.ops = []
+        for forward, arg_slots, params, out, node in plan.steps:
+            outs = (out,) if type(out) is int else tuple(out)
+            for s, t in zip(outs, node.outputs):
+                self.info[s] = (t.shape, t.dtype)
+            dynamic.update(outs)
+            self.ops.append(Op(node.prim.name, forward, arg_slots, params, outs,
+                               type(out) is not int, node))
+        self.fetches = list(plan.fetch_slots)
+        used = {a for op in self.ops for a in op.args} | set(self.fetches)
+        self.consts = {s: plan.template[s] for s in used if s not in dynamic}
+        for s, v in self.consts.items():
+            self.info[s] = _static_info(v)
+        self._next = len(plan.template)
+
+    def new_value(self, shape, dtype):
+        v = self._next
+        self._next += 1
+        self.info[v] = (shape, dtype)
+        return v
+
+    def new_const(self, value):
+        v = self.new_value(*_static_info(value))
+        self.consts[v] = value
+        return v
+
+    def is_const(self, v):
+        return v in self.consts
+
+    def shape(self, v):
+        return self.info.get(v, (None, None))[0]
+
+    def dtype(self, v):
+        return self.info.get(v, (None, None))[1]
+
+    def consumers(self):
+        """value -> indices of the ops that use it (in order, once per op)."""
+        users = {}
+        for k, op in enumerate(self.ops):
+            for a in set(op.args):
+                users.setdefault(a, []).append(k)
+        return users
+
+    def counts(self):
+        """Ops per primitive name."""
+        out = {}
+        for op in self.ops:
+            out[op.name] = out.get(op.name, 0) + 1
+        return out
+
+    def describe(self):
+        """One line per op: ``v7 = multiply(v3, c5)``."""
+        lines = []
+        for op in self.ops:
+            args = ", ".join(("c%d" if a in self.consts else "v%d") % a for a in op.args)
+            outs = ", ".join("v%d" % o for o in op.outs)
+            label = op.name if op.name != "fused" else \
+                "fused[" + ",".join(n.prim.name for n in op.nodes) + "]"
+            lines.append(f"{outs} = {label}({args})")
+        return lines
+
+
+def _static_info(value):
+    """(shape, dtype) of a constant; (None, None) for what is not an array (a tuple of axes,
+    a dtype, a function)."""
+    if isinstance(value, (np.ndarray, np.generic, bool, int, float, complex)):
+        return np.shape(value), np.result_type(value)
+    return None, None
+
+
+def known(shape):
+    return shape is not None and None not in shape
+
+
+def size_of(shape):
+    return int(np.prod(shape, dtype=np.int64)) if known(shape) else None
