@@ -1,6 +1,9 @@
 """``hessgrad.function``: trace a Python function into a graph once per input signature."""
 
 import functools
+import os
+import time
+import warnings
 
 import numpy as np
 
@@ -29,10 +32,37 @@ def _leaf_key(x):
         return ("S", type(x).__name__, id(x))
 
 
-class ConcreteFunction:
-    """One trace of a Function: its graph, placeholders and an execution plan."""
+def _env_flag(name, default=True):
+    value = os.environ.get(name)
+    return default if value is None else value.strip().lower() not in ("0", "false", "no", "")
 
-    def __init__(self, fn, args, kwargs):
+
+def _compile(plan, jit_kernels):
+    """The compiled runner of ``plan`` (see :mod:`hessgrad.compiler`), or None when the
+    compiler fails: the plan then runs as it is, with a warning."""
+    # The compiler sits above the engine (it knows op names); it is looked up here, at the
+    # one point where the engine hands a finished plan over to it.
+    from .. import compiler
+
+    try:
+        return compiler.compile_plan(plan, jit_kernels=jit_kernels)
+    except Exception as exc:  # noqa: BLE001 - never fail a call because optimization failed
+        warnings.warn(f"hessgrad.function: graph compilation failed ({type(exc).__name__}: "
+                      f"{exc}); running the uncompiled plan", RuntimeWarning, stacklevel=3)
+        return None
+
+
+class ConcreteFunction:
+    """One trace of a Function: its graph, placeholders and an execution plan.
+
+    With ``optimize`` the plan is compiled (:mod:`hessgrad.compiler`): ``compiled`` holds the
+    optimized program (``compiled.optimized_steps``, ``ops_before``/``ops_after``, the
+    generated ``source``), ``jit_kernels`` adds fused Numba kernels for large elementwise
+    trees. ``trace_time`` and ``compile_time`` are in seconds.
+    """
+
+    def __init__(self, fn, args, kwargs, optimize=True, jit_kernels=True):
+        start = time.perf_counter()
         leaves = flatten((args, kwargs))
         self.graph = Graph()
         self.inputs = []
@@ -53,6 +83,22 @@ class ConcreteFunction:
         self._fetch_index = [k for k, o in enumerate(self.outputs) if isinstance(o, Tensor)]
         feeds = [traced_leaves[i] for i in self.inputs]
         self.plan = Plan(self.graph, [self.outputs[k] for k in self._fetch_index], feeds)
+        self.trace_time = time.perf_counter() - start
+        self.compiled = None
+        if optimize and _env_flag("HESSGRAD_COMPILE"):
+            self.compiled = _compile(self.plan, jit_kernels and _env_flag("HESSGRAD_JIT_KERNELS"))
+
+    @property
+    def compile_time(self):
+        """Seconds spent compiling this trace (0.0 when it runs uncompiled)."""
+        return 0.0 if self.compiled is None else self.compiled.compile_time
+
+    @property
+    def optimized_steps(self):
+        """The steps one call runs, after optimization (one line per op)."""
+        if self.compiled is None:
+            return [f"{node.prim.name}" for *_, node in self.plan.steps]
+        return self.compiled.optimized_steps
 
     def run_batched(self, leaves, batched):
         """Outputs for leaves whose flagged members carry a leading batch axis."""
@@ -65,7 +111,8 @@ class ConcreteFunction:
         return pack_as(self.structured_outputs, outs)
 
     def __call__(self, leaves, as_tensors):
-        values = self.plan.run([leaves[i] for i in self.inputs])
+        runner = self.plan if self.compiled is None else self.compiled
+        values = runner.run([leaves[i] for i in self.inputs])
         outs = list(self.outputs)
         for k, v in zip(self._fetch_index, values):
             outs[k] = Tensor(np.asarray(v)) if as_tensors else v
@@ -88,11 +135,15 @@ class Function:
     5.0
     """
 
-    def __init__(self, fn, input_signature=None, jit_compile=None, reduce_retracing=False):
+    def __init__(self, fn, input_signature=None, jit_compile=None, reduce_retracing=False, *,
+                 optimize=True, jit_kernels=True):
         del input_signature, jit_compile, reduce_retracing
         functools.update_wrapper(self, fn)
         self.python_function = fn
+        self.optimize = optimize
+        self.jit_kernels = jit_kernels
         self._traces = {}
+        self._last = None
 
     def __get__(self, instance, owner):
         if instance is None:
@@ -105,8 +156,21 @@ class Function:
                tuple(_leaf_key(x) for x in leaves))
         concrete = self._traces.get(key)
         if concrete is None:
-            concrete = self._traces[key] = ConcreteFunction(self.python_function, args, kwargs)
+            concrete = self._traces[key] = ConcreteFunction(
+                self.python_function, args, kwargs, optimize=self.optimize,
+                jit_kernels=self.jit_kernels)
+        self._last = concrete
         return concrete
+
+    @property
+    def graph(self):
+        """The graph of the most recent trace (None before the first call)."""
+        return None if self._last is None else self._last.graph
+
+    @property
+    def compile_time(self):
+        """Seconds spent tracing and compiling, over every trace so far."""
+        return sum(c.trace_time + c.compile_time for c in self._traces.values())
 
     def map(self, *args):
         """``f`` applied to every slice ``args[..][j]`` along a leading axis, in one batched
@@ -143,8 +207,15 @@ class Function:
         return concrete(leaves, as_tensors)
 
 
-def function(func=None, input_signature=None, jit_compile=None, reduce_retracing=False):
-    """Decorator: trace ``func`` into a graph (see :class:`Function`)."""
+def function(func=None, input_signature=None, jit_compile=None, reduce_retracing=False, *,
+             optimize=True, jit_kernels=True):
+    """Decorator: trace ``func`` into a graph (see :class:`Function`).
+
+    ``optimize=False`` runs the traced plan step by step (no compilation);
+    ``jit_kernels=False`` compiles without Numba kernels (for debugging). The environment
+    variables ``HESSGRAD_COMPILE=0`` and ``HESSGRAD_JIT_KERNELS=0`` turn them off globally.
+    """
+    flags = dict(optimize=optimize, jit_kernels=jit_kernels)
     if func is None:
-        return lambda f: Function(f, input_signature, jit_compile, reduce_retracing)
-    return Function(func, input_signature, jit_compile, reduce_retracing)
+        return lambda f: Function(f, input_signature, jit_compile, reduce_retracing, **flags)
+    return Function(func, input_signature, jit_compile, reduce_retracing, **flags)
