@@ -1,0 +1,256 @@
+"""hessgrad.function compiled (optimizer + generated code + Numba kernels) against the plan
+interpreter and eager mode: same numbers for values, gradients and HVPs on every op family and
+on the objectives corpus; the optimizer's rewrites; error notes; batched runs."""
+
+import importlib.util
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import hessgrad as hg
+import hessgrad.numpy as hnp
+from hessgrad.compiler import fusion
+
+_OBJ = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "objectives")
+
+
+def _load(modname, filename):
+    if modname in sys.modules:
+        return sys.modules[modname]
+    spec = importlib.util.spec_from_file_location(modname, os.path.join(_OBJ, filename))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[modname] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+corpus = _load("_hessgrad_tests_objectives_corpus", "corpus.py")
+HG = {o.name: o for o in corpus.load_corpus(hnp)}
+NP = {o.name: o for o in corpus.OBJECTIVES}
+SMOOTH = [o.name for o in corpus.OBJECTIVES if o.smooth]
+
+MODES = {"plan": dict(optimize=False), "nokernels": dict(jit_kernels=False),
+         "kernels": dict(jit_kernels=True)}
+
+
+def _close(a, b, rtol=1e-11):
+    a, b = np.asarray(a), np.asarray(b)
+    scale = max(1.0, float(np.max(np.abs(b)))) if b.size else 1.0
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol * scale)
+
+
+def _all_modes(fn, x, rtol=1e-11):
+    """value, gradient and make_hvp of ``fn`` at x: eager vs every compilation mode."""
+    v = np.random.default_rng(0).standard_normal(np.shape(x))
+    value, grad = hg.value_and_grad(fn)(x)
+    hv = hg.hvp(fn)(x, v)
+    for mode, flags in MODES.items():
+        f_val = hg.function(fn, **flags)
+        f_grad = hg.function(hg.grad(fn), **flags)
+        _close(f_val(x), value, rtol)
+        _close(f_grad(x), grad, rtol)
+        _close(f_grad(x), grad, rtol)  # second call: the steady-state path
+        env = {"plan": {"HESSGRAD_COMPILE": "0"}, "nokernels": {"HESSGRAD_JIT_KERNELS": "0"},
+               "kernels": {}}[mode]
+        old = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
+        try:
+            _close(hg.make_hvp(fn)(x)(v), hv, rtol)
+        finally:
+            for k, o in old.items():
+                os.environ.pop(k) if o is None else os.environ.__setitem__(k, o)
+
+
+@pytest.fixture
+def small_kernels(monkeypatch):
+    """Fuse even small arrays so kernels run on the small corpus problems."""
+    monkeypatch.setattr(fusion, "MIN_SIZE", 1)
+
+
+A = np.random.default_rng(1).standard_normal((40, 30)) / 5
+B = np.random.default_rng(2).standard_normal((30, 30)) + 8 * np.eye(30)
+
+FAMILIES = {
+    "arith": lambda x: hnp.sum((x * 3.0 - 1.0) / (2.0 + x * x) + x ** 3 - (-x) ** 2),
+    "transcendental": lambda x: hnp.sum(hnp.exp(-x * x) + hnp.log1p(x * x) + hnp.tanh(x)
+                                        * hnp.sin(x) + hnp.cos(x) + hnp.expm1(x / 4)
+                                        + hnp.sqrt(x * x + 1.0) + hnp.log(2.0 + hnp.abs(x))),
+    "piecewise": lambda x: hnp.sum(hnp.where(x > 0, x * x, -x) + hnp.maximum(x, 0.3)
+                                   + hnp.minimum(x * 2, 0.1) + hnp.square(x)),
+    "logistic": lambda x: hnp.sum(hg.sigmoid(x) + hnp.logaddexp(0.0, x) + hg.softplus(-x)),
+    "reduction": lambda x: hnp.mean(x ** 2) + hnp.max(x) + hg.reduce_logsumexp(x)
+    + hnp.sum(hnp.reshape(x, (-1, 20)).sum(axis=0) ** 2),
+    "shape": lambda x: hnp.sum(hnp.transpose(hnp.reshape(x, (20, -1))) ** 2 * 0.5)
+    + hnp.sum(hnp.concatenate([x[1:], x[:1]]) * x) + hnp.sum(x[::2] * x[1::2]),
+    "linalg": lambda x: hnp.sum(hnp.tanh(A @ x[:30]) ** 2) + x[:30] @ hnp.linalg.solve(B, x[:30])
+    + hnp.einsum("i,ij,j->", x[:40], A, x[40:70]),
+    "control_flow": lambda x: hg.while_loop(lambda i, s: i < 3,
+                                            lambda i, s: (i + 1, s * 0.9 + hnp.sin(s)),
+                                            (0, x))[1].sum(),
+}
+
+
+@pytest.mark.parametrize("n", [80, 2000])
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_op_families_agree(family, n):
+    x = np.random.default_rng(n).uniform(-1.5, 1.5, n)
+    _all_modes(FAMILIES[family], x)
+
+
+@pytest.mark.parametrize("family", ["arith", "transcendental", "piecewise", "logistic"])
+def test_op_families_with_small_kernels(family, small_kernels):
+    x = np.random.default_rng(3).uniform(-1.5, 1.5, 50)
+    _all_modes(FAMILIES[family], x)
+
+
+def _x0(name):
+    o = NP[name]
+    n = max([d for d in o.dims if d <= 10] or [min(o.dims)])
+    return np.asarray(o.x0(n), dtype=np.float64)
+
+
+@pytest.mark.parametrize("name", SMOOTH)
+def test_corpus_gradient_and_hvp(name):
+    _all_modes(HG[name].fn, _x0(name), rtol=1e-10)
+
+
+@pytest.mark.parametrize("name", SMOOTH[::4])
+def test_corpus_with_small_kernels(name, small_kernels):
+    _all_modes(HG[name].fn, _x0(name), rtol=1e-10)
+
+
+def rosen(x):
+    return hnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+
+
+def test_optimizer_shrinks_gradient_graph_and_reports():
+    f = hg.function(hg.grad(rosen), jit_kernels=False)
+    x = np.linspace(-1, 1, 50)
+    f(x)
+    c = f.get_concrete_function(x)
+    assert c.compiled.ops_after < c.compiled.ops_before
+    assert "ones_like" in c.compiled.counts_before
+    for gone in ("ones_like", "broadcast_to", "sum", "scatter_add", "add_n"):
+        assert gone not in c.compiled.counts_after
+    assert c.compiled.counts_after["accumulate"] == 1
+    assert c.compiled.counts_after["getitem"] == 2  # x[:-1] taken once (CSE)
+    assert len(c.optimized_steps) == c.compiled.ops_after
+    assert f.graph is c.graph and f.compile_time > 0
+    assert "def compiled_graph" in c.compiled.source
+
+
+def test_kernels_fuse_large_elementwise_trees():
+    f = hg.function(hg.grad(rosen))
+    x = np.linspace(-1, 1, 5000)
+    np.testing.assert_allclose(f(x), hg.grad(rosen)(x), rtol=1e-13)
+    c = f.get_concrete_function(x)
+    assert c.compiled.fused_kernels >= 2
+    assert "@njit" in c.compiled.kernel_sources[0]
+    off = hg.function(hg.grad(rosen), jit_kernels=False)
+    off(x)
+    assert off.get_concrete_function(x).compiled.fused_kernels == 0
+
+
+def test_fused_sum_reduction():
+    f = hg.function(lambda x: hnp.sum(hnp.exp(x) * x + 1.0))
+    x = np.linspace(-1, 1, 3000)
+    out = f(x)
+    assert isinstance(out, np.float64)
+    np.testing.assert_allclose(out, np.sum(np.exp(x) * x + 1.0), rtol=1e-13)
+    c = f.get_concrete_function(x)
+    assert c.compiled.counts_after == {"fused": 1}
+
+
+def test_cse_and_dead_code():
+    def f(x):
+        unused = hnp.exp(x) * 7.0  # noqa: F841 - dead
+        return hnp.sin(x) * 2.0 + hnp.sin(x) * 2.0
+    g = hg.function(f, jit_kernels=False)
+    x = np.linspace(0, 1, 7)
+    np.testing.assert_allclose(g(x), 4.0 * np.sin(x), rtol=1e-15)
+    counts = g.get_concrete_function(x).compiled.counts_after
+    assert counts == {"sin": 1, "multiply": 1, "add": 1}
+
+
+def test_transpose_reshape_broadcast_rewrites():
+    def f(x):
+        t = hnp.transpose(hnp.transpose(x, (1, 0, 2)), (1, 0, 2))
+        r = hnp.reshape(hnp.reshape(t, (6, 4)), (4, 6))
+        s = hg.ops.core.sum_to(hg.broadcast_to(x, (3, 2, 3, 4)), shape=(2, 3, 4))
+        return r * 2.0, s
+    g = hg.function(f, jit_kernels=False)
+    x = np.arange(24.0).reshape(2, 3, 4)
+    r, s = g(x)
+    np.testing.assert_array_equal(r, x.reshape(4, 6) * 2.0)
+    np.testing.assert_array_equal(s, 3 * x)
+    counts = g.get_concrete_function(x).compiled.counts_after
+    assert counts.get("transpose", 0) == 0 and counts["reshape"] == 1
+    assert "broadcast_to" not in counts and "sum_to" not in counts
+
+
+def test_in_place_reuse_never_clobbers_results():
+    def f(x):
+        a = x * 2.0
+        b = a + 1.0
+        c = b * b
+        return a, c, hnp.exp(c) - c
+    g = hg.function(f)
+    x = np.linspace(-1, 1, 3000)
+    before = x.copy()
+    a, c, d = g(x)
+    np.testing.assert_array_equal(x, before)
+    np.testing.assert_array_equal(a, x * 2.0)
+    np.testing.assert_array_equal(c, (x * 2.0 + 1.0) ** 2)
+    np.testing.assert_allclose(d, np.exp(c) - c, rtol=1e-14)
+    assert "out=" in g.get_concrete_function(x).compiled.source or \
+        g.get_concrete_function(x).compiled.fused_kernels
+
+
+def test_in_place_ufunc_reuses_a_dead_buffer():
+    g = hg.function(lambda x, y: hnp.exp(x * y) + y, jit_kernels=False)
+    x, y = np.ones(10), np.full(10, 2.0)
+    np.testing.assert_allclose(g(x, y), np.exp(x * y) + y)
+    assert "out=" in g.get_concrete_function(x, y).compiled.source
+    np.testing.assert_array_equal(y, 2.0)
+
+
+def test_error_note_names_the_node():
+    g = hg.function(lambda m: hnp.sum(hnp.linalg.cholesky(m) * 2.0))
+    with pytest.raises(np.linalg.LinAlgError) as info:
+        g(-np.eye(3))
+    assert any("while running graph node" in n and "cholesky" in n
+               for n in getattr(info.value, "__notes__", []))
+    with pytest.raises(ValueError, match="placeholder"):
+        g.get_concrete_function(np.eye(3)).compiled.run([np.eye(2)])
+
+
+def test_batched_runs_fall_back_to_the_plan():
+    f = hg.function(lambda x: hnp.sum(hnp.tanh(x) ** 2))
+    xs = np.random.default_rng(4).standard_normal((5, 2000))
+    np.testing.assert_allclose(f.map(xs), np.sum(np.tanh(xs) ** 2, axis=1), rtol=1e-12)
+    H = hg.hessian(rosen)(np.linspace(-1, 1, 8))
+    from scipy.optimize import rosen_hess
+    np.testing.assert_allclose(H, rosen_hess(np.linspace(-1, 1, 8)), rtol=1e-12)
+
+
+def test_float32_and_tensor_inputs():
+    f = hg.function(lambda x: hnp.sum(hnp.exp(x) * x * 0.5))
+    x32 = np.linspace(-1, 1, 2000, dtype=np.float32)
+    out = f(x32)
+    assert out.dtype == np.float32
+    ref = hg.function(lambda x: hnp.sum(hnp.exp(x) * x * 0.5), optimize=False)(x32)
+    np.testing.assert_allclose(out, ref, rtol=1e-6)
+    t = f(hg.constant(x32))
+    assert isinstance(t, hg.Tensor)
+
+
+def test_variables_are_read_at_every_call():
+    v = hg.Variable(np.ones(1000))
+    f = hg.function(lambda x: hnp.sum(hnp.exp(x * v) * v))
+    x = np.linspace(0, 1, 1000)
+    first = f(x)
+    v.assign(np.full(1000, 2.0))
+    np.testing.assert_allclose(f(x), np.sum(np.exp(2 * x) * 2), rtol=1e-13)
+    assert first != f(x)
