@@ -66,7 +66,7 @@ def generate(prog, kernel_calls=None, name="compiled_graph"):
     def ref(v):
         if v in consts:
             value = consts[v]
-            if type(value) in (int, float, bool):
+            if type(value) in (int, bool) or (type(value) is float and np.isfinite(value)):
                 return repr(value)
             ns[f"c{v}"] = value
             return f"c{v}"

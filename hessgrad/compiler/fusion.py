@@ -38,6 +38,12 @@ ELEMENTWISE = {
 }
 
 
+# numpy runs these with SIMD loops (AVX2/AVX-512) several times faster than Numba's scalar
+# libm calls, so a fused loop would lose what it saves in memory traffic: they stay numpy
+# ufuncs (in place into a dead buffer where one exists) and split the trees around them.
+PREFER_NUMPY = {"exp", "log", "tanh", "sigmoid", "logaddexp"}
+
+
 def _literal(value):
     """Source text for a scalar constant, or None when it is not a plain scalar."""
     if isinstance(value, (bool, np.bool_)):
@@ -65,7 +71,7 @@ class _Group:
 
 def _fusible(prog, op):
     spec = ELEMENTWISE.get(op.name)
-    if spec is None or op.multi or op.params or len(op.args) != spec[0]:
+    if spec is None or op.name in PREFER_NUMPY or op.multi or op.params or len(op.args) != spec[0]:
         return False
     out = op.outs[0]
     if not known(prog.shape(out)) or prog.dtype(out) not in (_F64, _BOOL):

@@ -242,7 +242,8 @@ class _Sweep:
         if name == "getitem":
             index = params["index"]
             parts = index if isinstance(index, tuple) else (index,)
-            return all(p == slice(None) or p is Ellipsis for p in parts)
+            return all((isinstance(p, slice) and p == slice(None)) or p is Ellipsis
+                       for p in parts)
         return True  # reshape / broadcast_to / sum_to to the same shape
 
     # --- common subexpressions -------------------------------------------------------------
