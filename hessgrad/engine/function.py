@@ -84,14 +84,26 @@ class ConcreteFunction:
         feeds = [traced_leaves[i] for i in self.inputs]
         self.plan = Plan(self.graph, [self.outputs[k] for k in self._fetch_index], feeds)
         self.trace_time = time.perf_counter() - start
-        self.compiled = None
-        if optimize and _env_flag("HESSGRAD_COMPILE"):
-            self.compiled = _compile(self.plan, jit_kernels and _env_flag("HESSGRAD_JIT_KERNELS"))
+        # Compiled at the first call, not here: batched runs (dense Hessians) use the plan.
+        self._compile_flags = (optimize and _env_flag("HESSGRAD_COMPILE"),
+                               jit_kernels and _env_flag("HESSGRAD_JIT_KERNELS"))
+        self._compiled = None
+
+    @property
+    def compiled(self):
+        """The :class:`hessgrad.compiler.CompiledPlan` of this trace (built on first use), or
+        None when it runs uncompiled (``optimize=False``)."""
+        optimize, jit_kernels = self._compile_flags
+        if optimize and self._compiled is None:
+            self._compiled = _compile(self.plan, jit_kernels)
+            if self._compiled is None:
+                self._compile_flags = (False, False)
+        return self._compiled
 
     @property
     def compile_time(self):
-        """Seconds spent compiling this trace (0.0 when it runs uncompiled)."""
-        return 0.0 if self.compiled is None else self.compiled.compile_time
+        """Seconds spent compiling this trace (0.0 when it runs uncompiled or not yet)."""
+        return 0.0 if self._compiled is None else self._compiled.compile_time
 
     @property
     def optimized_steps(self):
@@ -111,7 +123,7 @@ class ConcreteFunction:
         return pack_as(self.structured_outputs, outs)
 
     def __call__(self, leaves, as_tensors):
-        runner = self.plan if self.compiled is None else self.compiled
+        runner = self._compiled or self.compiled or self.plan
         values = runner.run([leaves[i] for i in self.inputs])
         outs = list(self.outputs)
         for k, v in zip(self._fetch_index, values):
