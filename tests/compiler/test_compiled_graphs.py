@@ -154,11 +154,11 @@ def test_kernels_fuse_large_elementwise_trees():
 
 
 def test_fused_sum_reduction():
-    f = hg.function(lambda x: hnp.sum(hnp.exp(x) * x + 1.0))
+    f = hg.function(lambda x: hnp.sum(hnp.sqrt(x * x + 1.0) * x + 1.0))
     x = np.linspace(-1, 1, 3000)
     out = f(x)
     assert isinstance(out, np.float64)
-    np.testing.assert_allclose(out, np.sum(np.exp(x) * x + 1.0), rtol=1e-13)
+    np.testing.assert_allclose(out, np.sum(np.sqrt(x * x + 1.0) * x + 1.0), rtol=1e-13)
     c = f.get_concrete_function(x)
     assert c.compiled.counts_after == {"fused": 1}
 
@@ -233,6 +233,28 @@ def test_batched_runs_fall_back_to_the_plan():
     H = hg.hessian(rosen)(np.linspace(-1, 1, 8))
     from scipy.optimize import rosen_hess
     np.testing.assert_allclose(H, rosen_hess(np.linspace(-1, 1, 8)), rtol=1e-12)
+
+
+def test_transcendentals_stay_numpy_ufuncs_between_kernels(monkeypatch):
+    f = hg.function(lambda x: hnp.sum(hnp.tanh(x * 2.0 + 1.0) * 3.0 - x))
+    x = np.linspace(-1, 1, 3000)
+    np.testing.assert_allclose(f(x), np.sum(np.tanh(x * 2.0 + 1.0) * 3.0 - x), rtol=1e-13)
+    counts = f.get_concrete_function(x).compiled.counts_after
+    assert counts == {"fused": 2, "tanh": 1}
+    monkeypatch.setattr(fusion, "PREFER_NUMPY", set())
+    g = hg.function(lambda x: hnp.sum(hnp.tanh(x * 2.0 + 1.0) * 3.0 - x))
+    np.testing.assert_allclose(g(x), f(x), rtol=1e-13)
+    assert g.get_concrete_function(x).compiled.counts_after == {"fused": 1}
+
+
+def test_compiled_lazily_and_not_for_batched_runs():
+    f = hg.function(lambda x: hnp.sum(x * x))
+    x = np.ones(3)
+    f.map(np.ones((2, 3)))
+    c = f.get_concrete_function(x)
+    assert c._compiled is None and c.compile_time == 0.0
+    f(x)
+    assert c._compiled is not None and f.compile_time > 0
 
 
 def test_float32_and_tensor_inputs():
