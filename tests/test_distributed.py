@@ -280,3 +280,17 @@ def test_worker_killed_mid_hessian_and_mid_cg(fragile_client):
         sol, info = solvers.cg(op, b, rtol=1e-10, callback=kill_at_third)
         assert info == 0 and state["iterations"] > 3
         np.testing.assert_allclose(sol, np.linalg.solve(H, b), rtol=1e-7)
+
+
+def test_example_distributed_newton_cg(client, capsys):
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parent.parent / "examples" / \
+        "distributed_newton_cg.py"
+    spec = importlib.util.spec_from_file_location("hessgrad_example_distributed", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    r = example.main(rows=300, features=6, shards=3, scheduler=client)
+    assert "distributed Newton-CG" in capsys.readouterr().out
+    assert r["success"] == r["local_success"] and r["nhessp"] > 0 and r["max_diff"] < 1e-8
