@@ -19,7 +19,8 @@ def load(name):
 
 def test_every_example_is_tested():
     tested = {"newton_cg_vs_lbfgs", "scipy_trust_krylov", "mlp_hessian_spectrum",
-              "influence_functions", "while_loop_second_order"}
+              "influence_functions", "while_loop_second_order",
+              "distributed_newton_cg"}  # run by tests/test_distributed.py (needs Dask)
     assert {p.stem for p in EXAMPLES.glob("*.py")} == tested
 
 

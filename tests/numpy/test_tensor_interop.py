@@ -226,8 +226,8 @@ def test_constant_results_from_unsupported_numpy_functions():
 
 def test_unsupported_numpy_function_is_a_clear_error():
     t = hg.constant(X)
-    with pytest.raises(TypeError, match=r"numpy\.\w*unique.*custom_gradient"):
-        np.unique(t)
+    with pytest.raises(TypeError, match=r"numpy\.\w*fft.*custom_gradient"):
+        np.fft.fft(t)
     with pytest.raises(TypeError, match="custom_gradient"):
         hg.grad(lambda v: np.sum(np.fft.fft(v).real))(X)
     with pytest.raises(TypeError, match="out="):
