@@ -29,6 +29,8 @@ from .second_order import hessian, hessian_vector_product, hessians, hvp, make_h
 from .ops.control_flow import TensorArray, cond, while_loop
 from .transforms import grad, jacfwd, jacobian, jacrev, jvp, linearize, value_and_grad, vjp
 from .operators import GaussNewtonOperator, HessianOperator
+from .compiler import compile_plan as _compile_plan
+from .engine.function import set_plan_compiler as _set_plan_compiler
 from .sparse import SparseHessian, SparseJacobian, sparse_hessian, sparse_jacobian
 from .sparsity import hessian_sparsity, jacobian_sparsity
 from . import numpy  # noqa: E402,F401 - the numpy-compatible namespace
@@ -41,3 +43,6 @@ __version__ = "0.1.0"
 def concat(values, axis):
     """Concatenate a list of tensors along ``axis`` (TensorFlow's name)."""
     return concatenate(*values, axis=axis)
+
+
+_set_plan_compiler(_compile_plan)  # hessgrad.function compiles traced graphs

@@ -190,6 +190,9 @@ def make_hvp(f, argnums=0, mode="fwd-rev"):
     return at
 
 
+# hessgrad.sparse.sparse_hessian, built on this module, registers itself here on import.
+SPARSE_HESSIAN = None
+
 # Columns of a dense Hessian are computed in batches whose largest intermediate array holds
 # about this many bytes: large enough for matrix-matrix products, small enough to stay in
 # reused heap memory (fresh multi-megabyte mappings cost page faults on every call).
@@ -216,8 +219,7 @@ def hessian(f, argnums=0, *, sparse=False, **sparse_options):
     if sparse:
         if argnums != 0:
             raise ValueError(f"hessian: sparse=True supports argnums=0 only, got {argnums!r}")
-        from .sparse import sparse_hessian  # noqa: PLC0415 - a front end built on this module
-        return sparse_hessian(f, **sparse_options)
+        return SPARSE_HESSIAN(f, **sparse_options)
     if sparse_options:
         raise TypeError(f"hessian: unexpected keyword arguments {sorted(sparse_options)} "
                         "(they are options of sparse=True)")

@@ -15,6 +15,7 @@ from . import coloring as _coloring
 from . import sparsity as _sparsity
 from .engine.nest import flatten
 from .engine.tensor import Tensor
+from . import second_order as _second_order
 from .second_order import hessian as _dense_hessian
 from .second_order import hvp as _hvp
 from .transforms import jvp as _jvp
@@ -367,3 +368,6 @@ def sparse_jacobian(f, *, mode="auto", dense_threshold=DENSE_THRESHOLD):
     2
     """
     return SparseJacobian(f, mode=mode, dense_threshold=dense_threshold)
+
+
+_second_order.SPARSE_HESSIAN = sparse_hessian  # hessian(f, sparse=True) dispatches here

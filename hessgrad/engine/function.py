@@ -37,15 +37,24 @@ def _env_flag(name, default=True):
     return default if value is None else value.strip().lower() not in ("0", "false", "no", "")
 
 
-def _compile(plan, jit_kernels):
-    """The compiled runner of ``plan`` (see :mod:`hessgrad.compiler`), or None when the
-    compiler fails: the plan then runs as it is, with a warning."""
-    # The compiler sits above the engine (it knows op names); it is looked up here, at the
-    # one point where the engine hands a finished plan over to it.
-    from .. import compiler
+# The compiler sits above the engine (it knows op names), so it registers itself here when
+# hessgrad is imported; without one, plans run as they are.
+PLAN_COMPILER = None
 
+
+def set_plan_compiler(compile_plan):
+    """Install ``compile_plan(plan, jit_kernels=...) -> runner`` (see hessgrad.compiler)."""
+    global PLAN_COMPILER
+    PLAN_COMPILER = compile_plan
+
+
+def _compile(plan, jit_kernels):
+    """The compiled runner of ``plan``, or None without a compiler or when it fails: the plan
+    then runs as it is (with a warning on failure)."""
+    if PLAN_COMPILER is None:
+        return None
     try:
-        return compiler.compile_plan(plan, jit_kernels=jit_kernels)
+        return PLAN_COMPILER(plan, jit_kernels=jit_kernels)
     except Exception as exc:  # noqa: BLE001 - never fail a call because optimization failed
         warnings.warn(f"hessgrad.function: graph compilation failed ({type(exc).__name__}: "
                       f"{exc}); running the uncompiled plan", RuntimeWarning, stacklevel=3)

@@ -15,7 +15,7 @@ import numpy as np
 from ..engine.registry import primitive
 from ..engine.tensor import Tensor, shape_of
 from . import elementwise as ew
-from .core import broadcast_to, cast, getitem, reshape, scatter_add
+from .core import broadcast_to, cast, getitem, reshape, scatter_add, stack
 
 
 class _Slot:
@@ -72,7 +72,6 @@ def normalize_index(index, shape=None, what="getitem"):
                                  f"booleans, got {p!r}; use a tuple for multidimensional "
                                  "indexing")
             if any(isinstance(q, Tensor) and q._value is None for q in _leaves(p)):
-                from .core import stack
                 p = _stack_nested(p, stack)
                 if p.dtype.kind == "b":
                     raise _mask_error(what)
@@ -256,8 +255,7 @@ class _AtRef:
         else:
             sub = np.broadcast_to(np.zeros((), bool), shape)[idx].shape
         if isinstance(v, (list, tuple)):
-            from ..numpy._constructors import asarray
-            v = asarray(v)
+            v = _stack_nested(v, stack)
         v_shape = shape_of(v)
         try:
             np.broadcast_shapes(v_shape, sub)
