@@ -207,8 +207,9 @@ def hessian(f, argnums=0, *, sparse=False, **sparse_options):
     instead: a ``scipy.sparse.csr_matrix`` of shape ``(x.size, x.size)`` w.r.t. the first
     argument, from a few batched HVPs (sparsity detection and coloring).
 
-    Built from a traced, constant-folded Hessian-vector product (forward-over-reverse) run on
-    batches of basis vectors at once, so the inner loops are matrix-matrix products.
+    Built from a traced Hessian-vector product (forward-over-reverse, traced once per argument
+    signature) run on batches of basis vectors at once: the forward pass and gradient run
+    once per call, the tangent part as matrix-matrix products.
 
     >>> import hessgrad as hg
     >>> import hessgrad.numpy as hnp
@@ -224,6 +225,26 @@ def hessian(f, argnums=0, *, sparse=False, **sparse_options):
         raise TypeError(f"hessian: unexpected keyword arguments {sorted(sparse_options)} "
                         "(they are options of sparse=True)")
 
+    traced = function(hvp(f, argnums))  # one trace per argument signature, reused at every x
+
+    def batched_products(args, kwargs, single, shapes, dtype):
+        """``(batched(V), largest)`` at ``args``: the traced HVP with ``args`` as inputs and
+        only ``V`` batched, so the forward pass and the gradient run once per call."""
+        example = [np.zeros(s, dtype=dtype) for s in shapes]
+        v_example = example[0] if single else tuple(example)
+        try:
+            concrete = traced.get_concrete_function(*args, v_example, **kwargs)
+        except ConcretizationError:  # Python control flow on values: eager products
+            product = make_hvp(f, argnums)(*args, **kwargs)
+            return product.batched, product.largest_intermediate(v_example)
+        n_args, n_v = len(flatten(list(args))), len(example)
+        n_kw = len(flatten(kwargs))
+        flags = [False] * n_args + [True] * n_v + [False] * n_kw
+
+        def batched(V):
+            return concrete.run_batched(flatten(((*args, V), kwargs)), flags)
+        return batched, concrete.plan.largest_dynamic_size
+
     def hessian_f(*args, **kwargs):
         single, nums = _argnums(argnums, len(args), "hessian")
         plain = _is_plain(args)
@@ -237,9 +258,7 @@ def hessian(f, argnums=0, *, sparse=False, **sparse_options):
         if not plain:
             return _hessian_tensors(f, args, kwargs, nums, single, shapes, sizes)
         dtype = np.result_type(*[np.asarray(args[i]).dtype for i in nums], np.float32)
-        product = make_hvp(f, nums[0] if single else nums)(*args, **kwargs)
-        example = tuple(np.zeros(s, dtype=dtype) for s in shapes)
-        largest = product.largest_intermediate(example[0] if single else example)
+        batched, largest = batched_products(args, kwargs, single, shapes, dtype)
         chunk = max(1, HESSIAN_BATCH_BYTES // (8 * max(largest, 1)))
         blocks = [[np.empty(si + sj, dtype=dtype) for sj in shapes] for si in shapes]
         for j, n_j in enumerate(sizes):
@@ -247,7 +266,7 @@ def hessian(f, argnums=0, *, sparse=False, **sparse_options):
                 stop = min(start + chunk, n_j)
                 basis = [np.zeros((stop - start,) + s, dtype=dtype) for s in shapes]
                 basis[j].reshape(stop - start, n_j)[:, start:stop] = np.eye(stop - start)
-                cols = product.batched(basis[0] if single else tuple(basis))
+                cols = batched(basis[0] if single else tuple(basis))
                 cols = [cols] if single else list(cols)
                 for i in range(len(shapes)):
                     block = blocks[i][j].reshape(sizes[i], n_j)
