@@ -260,6 +260,27 @@ def _has_matplotlib():
 # --------------------------------------------------------------------------- analyze
 
 def analyze(args, out):
+    """``hessgrad analyze``; with ``--workers N`` the Hessian-vector products run on a local
+    Dask cluster of N worker processes (``hessgrad.distributed``)."""
+    if not getattr(args, "workers", None):
+        return _analyze(args, out, None)
+    if args.workers < 1:
+        raise UsageError(f"--workers must be >= 1, got {args.workers}")
+    try:
+        import distributed  # noqa: F401 - only to give the install hint early
+    except ImportError:
+        print("hessgrad: error: --workers needs Dask; install it with "
+              "pip install 'hessgrad[distributed]'", file=sys.stderr)
+        return 2
+    from . import distributed as hgd
+
+    def distributed_operator(target, x0):
+        objective = hgd.replicated(target.fun, workers=args.workers)
+        return objective, objective.hessian_operator(x0)
+    return _analyze(args, out, distributed_operator)
+
+
+def _analyze(args, out, distributed_operator):
     import solvers
 
     from . import HessianOperator, grad
@@ -280,8 +301,18 @@ def analyze(args, out):
     k = min(args.k, n)
     value = _evaluate(target)
     g = _differentiate("the gradient", target, lambda: np.asarray(grad(target.fun)(x0)))
-    H = _differentiate("the Hessian-vector product", target,
-                       lambda: HessianOperator(target.fun, x0))
+    if distributed_operator is None:
+        H = _differentiate("the Hessian-vector product", target,
+                           lambda: HessianOperator(target.fun, x0))
+        return _report(args, out, target, x0, n, exact, k, value, g, H, start)
+    cluster, H = distributed_operator(target, x0)
+    with cluster:
+        return _report(args, out, target, x0, n, exact, k, value, g, H, start)
+
+
+def _report(args, out, target, x0, n, exact, k, value, g, H, start):
+    import solvers
+
     _differentiate("the Hessian-vector product", target, lambda: H.matvec(np.ones(n)))
     result = {"target": target.label, "description": target.description, "n": n,
               "seed": args.seed, "value": value, "grad_norm": float(np.linalg.norm(g))}
@@ -537,6 +568,9 @@ def build_parser():
                    "float array); required for module:function, default for problems: the "
                    "problem's x0")
     a.add_argument("--n", type=int, help="size of a built-in problem (default: its own)")
+    a.add_argument("--workers", type=int, default=None, help="run the Hessian-vector products "
+                   "on a local Dask cluster of this many worker processes (needs "
+                   "'hessgrad[distributed]')")
     a.add_argument("--k", type=int, default=5, help="number of top and of bottom eigenvalues "
                    "(default 5)")
     a.add_argument("--probes", type=int, default=60, help="Hutch++ budget in Hessian-vector "

@@ -186,3 +186,16 @@ def test_bench_tiny_run(capsys, tmp_path):
                                            "autograd"}
     assert all(r["agrees"] and r["median_s"] > 0 for r in rows)
     assert "x fastest" in out and "numpy (reference)" in out
+
+
+def test_analyze_with_dask_workers_matches_exact_spectrum(capsys):
+    pytest.importorskip("distributed")
+
+
+    code = cli.main(["analyze", "quadratic", "--n", "8", "--k", "1", "--probes", "6",
+                     "--workers", "2", "--json", "-"])
+    assert code == 0
+    out = capsys.readouterr().out
+    result = json.loads(out[out.index("{"):])
+    np.testing.assert_allclose(result["top_eigenvalues"], result["exact"]["top_eigenvalues"],
+                               rtol=1e-8)
