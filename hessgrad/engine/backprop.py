@@ -100,22 +100,29 @@ def backprop(targets, target_grads, sources, producer, *, stop=(), aggregation_m
             grads.setdefault(id(y), []).append(_ones_like(y) if gy is None else gy)
     source_ids = {id(s) for s in sources}
     for node in reversed(relevant):
-        out_grads = []
-        live = False
-        for o in node.outputs:
-            oid = id(o)
-            if stop_ids and oid in stop_ids and oid not in source_ids:
+        outputs = node.outputs
+        if len(outputs) == 1 and not stop_ids:   # the common case, without the general loop
+            oid = id(outputs[0])
+            contributions = grads.get(oid) if oid in source_ids else grads.pop(oid, None)
+            if not contributions:
+                continue
+            if len(contributions) > 1:
+                contributions = [_sum(contributions, aggregation_method)]
+                if oid in source_ids:
+                    grads[oid] = contributions
+            out_grads = contributions
+        else:
+            out_grads = []
+            for o in outputs:
+                oid = id(o)
                 g = None
-            else:
-                g = _aggregate(grads, o, aggregation_method, keep=oid in source_ids)
-                if stop_ids and oid in stop_ids:
-                    g = None
-            out_grads.append(g)
-            live = live or g is not None
-        if not live:
-            continue
+                if not (stop_ids and oid in stop_ids):
+                    g = _aggregate(grads, o, aggregation_method, keep=oid in source_ids)
+                out_grads.append(g)
+            if all(g is None for g in out_grads):
+                continue
         inputs = node.inputs
-        needs = [isinstance(a, Tensor) and id(a) in connected for a in inputs]
+        needs = [id(a) in connected for a in inputs]
         in_grads = _call_vjp(node, out_grads, needs)
         for k, g in enumerate(in_grads):
             if g is None or not needs[k]:
@@ -163,6 +170,9 @@ def _call_vjp(node, out_grads, needs):
 
 
 def _check_shape(node, k, a, g):
+    if type(g) is Tensor and g._value is not None and a._value is not None and \
+            g._value.shape == a._value.shape:
+        return
     a_shape, g_shape = a.shape, shape_of(g)
     if a_shape == g_shape or a_shape is None or g_shape is None:
         return
@@ -176,7 +186,10 @@ def _check_shape(node, k, a, g):
 
 
 def _accumulate(grads, t, g):
-    contributions = grads.setdefault(id(t), [])
+    contributions = grads.get(id(t))
+    if contributions is None:
+        grads[id(t)] = [g]
+        return
     contributions.append(g)
     if len(contributions) >= _EARLY_AGGREGATION_COUNT and all(
             isinstance(c, Tensor) and c._value is not None for c in contributions):
@@ -190,6 +203,13 @@ def _aggregate(grads, t, method, keep):
         return None
     if len(contributions) == 1:
         return contributions[0]
+    total = _sum(contributions, method)
+    if keep:
+        grads[id(t)] = [total]
+    return total
+
+
+def _sum(contributions, method):
     if method == AggregationMethod.EXPERIMENTAL_TREE:
         add = get("add")
         while len(contributions) > 1:
@@ -198,14 +218,10 @@ def _aggregate(grads, t, method, keep):
             if len(contributions) % 2:
                 pairs.append(contributions[-1])
             contributions = pairs
-        total = contributions[0]
-    elif method in (None, AggregationMethod.ADD_N, AggregationMethod.EXPERIMENTAL_ACCUMULATE_N):
-        total = bind(get("add_n"), tuple(contributions), {})
-    else:
-        raise ValueError(f"Invalid aggregation_method specified {method}.")
-    if keep:
-        grads[id(t)] = [total]
-    return total
+        return contributions[0]
+    if method in (None, AggregationMethod.ADD_N, AggregationMethod.EXPERIMENTAL_ACCUMULATE_N):
+        return bind(get("add_n"), tuple(contributions), {})
+    raise ValueError(f"Invalid aggregation_method specified {method}.")
 
 
 def _ones_like(t):
