@@ -44,7 +44,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", gate_gradients=False,
     >>> [float(v) for v in g.run(dab)]
     [1.0, 1.0]
     """
-    del gate_gradients, colocate_gradients_with_ops
+    del name, gate_gradients, colocate_gradients_with_ops  # nodes are named by op type
     unconnected = check_unconnected(unconnected_gradients)
     ys = flatten(ys)
     xs = flatten(xs)
@@ -70,7 +70,6 @@ def gradients(ys, xs, grad_ys=None, name="gradients", gate_gradients=False,
     targets = [y for y in ys if isinstance(y, Tensor)]
     target_grads = [g for y, g in zip(ys, grad_ys) if isinstance(y, Tensor)]
     with graph.as_default():
-        del name  # node names come from their op types
         return backprop(targets, target_grads, xs, _graph_producer,
                         stop=flatten(stop_gradients) if stop_gradients is not None else (),
                         aggregation_method=aggregation_method, unconnected=unconnected)

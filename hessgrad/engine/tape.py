@@ -206,7 +206,7 @@ class GradientTape:
         contract), so row j of every example comes from one VJP of the summed batch.
         """
         del parallel_iterations, experimental_use_pfor
-        unconnected = check_unconnected(unconnected_gradients)
+        check_unconnected(unconnected_gradients)  # validated; a batch Jacobian is always dense
         if self._used and not self._persistent:
             raise RuntimeError("A non-persistent GradientTape can only be used to compute one "
                                "set of gradients (or jacobians)")
@@ -229,7 +229,6 @@ class GradientTape:
             self._release()
         if not rows:
             return bind(get("zeros"), (), {"shape": tshape + sshape[1:], "dtype": source.dtype})
-        del unconnected  # a batch Jacobian is always a dense tensor
         jac = bind(stack, tuple(rows), {"axis": 1})
         return bind(reshape, (jac,), {"shape": tshape + sshape[1:]})
 
