@@ -243,7 +243,8 @@ def hessian(f, argnums=0, *, sparse=False, **sparse_options):
 
         def batched(V):
             return concrete.run_batched(flatten(((*args, V), kwargs)), flags)
-        return batched, concrete.plan.largest_dynamic_size
+        feed_flags = [flags[i] for i in concrete.inputs]
+        return batched, concrete.plan.largest_batched_size(feed_flags)
 
     def hessian_f(*args, **kwargs):
         single, nums = _argnums(argnums, len(args), "hessian")

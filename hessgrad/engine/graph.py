@@ -302,6 +302,19 @@ class Plan:
                     env[s] = r
         return [env[s] for s in self.fetch_slots]
 
+    def largest_batched_size(self, batched):
+        """Elements in the largest array that depends on the feeds flagged in ``batched``:
+        what one batch member costs in memory in :meth:`run_batched`."""
+        dependent = {s for s, flag in zip(self.feed_slots, batched) if flag}
+        largest = 1
+        for _, arg_slots, _, out, node in self.steps:
+            if dependent.intersection(arg_slots):
+                dependent.update((out,) if type(out) is int else out)
+                for o in node.outputs:
+                    if o.shape is not None and None not in o.shape:
+                        largest = max(largest, int(np.prod(o.shape, dtype=np.int64)))
+        return largest
+
     def run_batched(self, feed_values, batched):
         """Run once for a whole batch: feeds flagged in ``batched`` carry a leading axis of
         length k, and so does every fetched result. Ops with a ``batch_rule`` process the
