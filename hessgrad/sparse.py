@@ -13,6 +13,7 @@ import scipy.sparse as sp
 
 from . import coloring as _coloring
 from . import sparsity as _sparsity
+from .engine.function import function
 from .engine.nest import flatten
 from .engine.tensor import Tensor
 from . import second_order as _second_order
@@ -66,7 +67,7 @@ class _Compressed:
     """A traced product ``p(x, *args, u)`` run with ``u`` batched along a leading axis."""
 
     def __init__(self, product, x, args, u_shape):
-        self.fn = _sparsity.plain_function(product)
+        self.fn = function(product)  # compiled: a few colors run the fused graph per color
         self.concrete = self.fn.get_concrete_function(x, *args, np.zeros(u_shape, x.dtype))
 
     def __call__(self, x, args, batch):
