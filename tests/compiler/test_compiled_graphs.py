@@ -247,14 +247,24 @@ def test_transcendentals_stay_numpy_ufuncs_between_kernels(monkeypatch):
     assert g.get_concrete_function(x).compiled.counts_after == {"fused": 1}
 
 
-def test_compiled_lazily_and_not_for_batched_runs():
+def test_compiled_lazily_and_not_for_large_batched_runs():
+    from hessgrad.engine.function import SMALL_BATCH
+
     f = hg.function(lambda x: hnp.sum(x * x))
     x = np.ones(3)
-    f.map(np.ones((2, 3)))
+    big = np.ones((SMALL_BATCH + 1, 3))
+    np.testing.assert_allclose(f.map(big), np.full(SMALL_BATCH + 1, 3.0))
     c = f.get_concrete_function(x)
     assert c._compiled is None and c.compile_time == 0.0
     f(x)
     assert c._compiled is not None and f.compile_time > 0
+
+
+def test_small_batches_run_the_compiled_graph_per_member():
+    f = hg.function(lambda x: hnp.sum(x * x))
+    X = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_allclose(f.map(X), (X * X).sum(axis=1))
+    assert f.get_concrete_function(np.ones(3))._compiled is not None
 
 
 def test_float32_and_tensor_inputs():
