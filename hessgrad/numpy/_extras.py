@@ -298,14 +298,7 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
 
 
 def _nanquantile(fname, a, q, axis, out, method, keepdims, weights, interpolation, scale):
-    _r._no_out(fname, out)
-    if interpolation is not None:
-        method = interpolation
-    if method != "linear":
-        raise NotImplementedError(f"{fname}: only method='linear' is supported, got "
-                                  f"{method!r}")
-    if weights is not None:
-        raise NotImplementedError(f"{fname}: weights= is not supported")
+    method = _r._check_quantile_options(fname, out, method, weights, interpolation)
     a = _array(fname, a)
     if not _is_float(a):
         return _r._quantile_common(fname, a, q, axis, None, method, keepdims, None, None,

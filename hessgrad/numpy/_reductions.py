@@ -506,7 +506,8 @@ def _quantile_q(fname, q, scale):
     return qa, weak
 
 
-def _quantile_common(fname, a, q, axis, out, method, keepdims, weights, interpolation, scale):
+def _check_quantile_options(fname, out, method, weights, interpolation):
+    """The options quantile-like functions support: no out=, method 'linear', no weights."""
     _no_out(fname, out)
     if interpolation is not None:
         method = interpolation
@@ -515,6 +516,11 @@ def _quantile_common(fname, a, q, axis, out, method, keepdims, weights, interpol
                                   f"{method!r}")
     if weights is not None:
         raise NotImplementedError(f"{fname}: weights= is not supported")
+    return method
+
+
+def _quantile_common(fname, a, q, axis, out, method, keepdims, weights, interpolation, scale):
+    method = _check_quantile_options(fname, out, method, weights, interpolation)
     a = _array(fname, a)
     qa, weak = _quantile_q(fname, q, scale)
     axes = _axes(fname, a, axis, scalar_ok=False)
