@@ -34,7 +34,7 @@ def bind(prim, args, params):
             outs = tuple(Tensor(o if hasattr(o, "dtype") else np.asarray(o)) for o in out)
         else:
             outs = Tensor(out if hasattr(out, "dtype") else np.asarray(out))
-    if STATE.recorders and not prim.nondiff:
+    if STATE.recorders and STATE.limit != 0 and not prim.nondiff:
         notify(prim, args, params, outs if prim.multiple_results else (outs,))
     return outs
 
@@ -59,12 +59,15 @@ def notify(prim, args, params, outs):
             if isinstance(a, Tensor) and a._node is not None and a._node.prim is READ:
                 read = a._node
                 _observe(READ, read.inputs, {}, read.outputs, read, recorders, limit)
-    elif any(type(a) is Variable for a in args):
+    elif Variable in map(type, args):
         args = tuple(_snapshot(a, recorders, limit) if type(a) is Variable else a for a in args)
     _observe(prim, args, params, outs, node, recorders, limit)
 
 
 def _observe(prim, args, params, outs, node, recorders, limit):
+    if limit == 1:  # one tape: the common case
+        r = recorders[0]
+        return None if r.paused else r.observe(prim, args, params, outs, node, 0)
     for i in range(limit):
         r = recorders[i]
         if not r.paused:

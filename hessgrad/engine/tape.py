@@ -5,7 +5,7 @@ from .dispatch import READ, bind
 from .nest import flatten, pack_as
 from .node import Node
 from .registry import get
-from .state import STATE
+from .state import STATE, paused_from
 from .tensor import Tensor, Variable, is_differentiable_dtype
 
 
@@ -88,14 +88,17 @@ class GradientTape:
             if self._watch_accessed_variables and var.trainable:
                 self.watch(var)
         for a in args:
-            if isinstance(a, Tensor) and id(a) in tracked:
+            if id(a) in tracked:  # only tensors are tracked, and live objects' ids differ
                 break
         else:
             return node
         if node is None:
             node = Node(prim, args, params, outs)
-        for k, o in enumerate(outs):
-            tracked[id(o)] = (o, node, k)
+        if len(outs) == 1:
+            tracked[id(outs[0])] = (outs[0], node, 0)
+        else:
+            for k, o in enumerate(outs):
+                tracked[id(o)] = (o, node, k)
         return node
 
     def tracks(self, t):
@@ -150,7 +153,15 @@ class GradientTape:
     def _backprop(self, targets, target_grads, sources, unconnected):
         self._used = True
         was_paused, self.paused = self.paused, True
+        recorders = STATE.recorders
+        # Innermost recorder: hide it (and nothing else) so that ops of the backward pass skip
+        # the recorders entirely unless an outer one is active.
+        innermost = bool(recorders) and recorders[-1] is self
         try:
+            if innermost:
+                with paused_from(len(recorders) - 1):
+                    return backprop(targets, target_grads, sources, self._producer,
+                                    unconnected=unconnected)
             return backprop(targets, target_grads, sources, self._producer,
                             unconnected=unconnected)
         finally:
