@@ -1,5 +1,27 @@
+import importlib.util
+import pathlib
+import sys
+
 import numpy
 import pytest
+
+_OBJECTIVES = pathlib.Path(__file__).resolve().parent / "tests" / "objectives"
+
+
+def _register(name, path):
+    """Import a test helper by path under a unique name (tests/ has no packages, and a bare
+    ``corpus``/``fd`` could collide with same-named modules elsewhere)."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+
+
+# The objectives corpus and its finite-difference helpers, importable from any test module as
+# ``import _hessgrad_tests_objectives_corpus as corpus`` (and ``..._fd``).
+_register("_hessgrad_tests_objectives_corpus", _OBJECTIVES / "corpus.py")
+_register("_hessgrad_tests_objectives_fd", _OBJECTIVES / "fd.py")
 
 
 @pytest.fixture(autouse=True)

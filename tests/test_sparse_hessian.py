@@ -1,9 +1,6 @@
 """sparse_hessian / sparse_jacobian: equal to the dense derivatives (to rounding), a handful
 of colors on structured problems, cached analysis, dense fallback, SciPy integration."""
 
-import importlib.util
-import os
-import sys
 
 import numpy as np
 import pytest
@@ -14,18 +11,11 @@ from scipy.optimize import minimize, rosen_hess
 import hessgrad as hg
 import hessgrad.numpy as hnp
 
-_OBJECTIVES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "objectives")
 
 
 def _load_corpus():
-    name = "_hessgrad_tests_objectives_corpus"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, os.path.join(_OBJECTIVES,
-                                                                         "corpus.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    import _hessgrad_tests_objectives_corpus as corpus  # registered by conftest.py
+    return corpus
 
 
 def rosen(x):

@@ -2,9 +2,7 @@
 interpreter and eager mode: same numbers for values, gradients and HVPs on every op family and
 on the objectives corpus; the optimizer's rewrites; error notes; batched runs."""
 
-import importlib.util
 import os
-import sys
 
 import numpy as np
 import pytest
@@ -13,20 +11,10 @@ import hessgrad as hg
 import hessgrad.numpy as hnp
 from hessgrad.compiler import fusion
 
-_OBJ = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "objectives")
 
 
-def _load(modname, filename):
-    if modname in sys.modules:
-        return sys.modules[modname]
-    spec = importlib.util.spec_from_file_location(modname, os.path.join(_OBJ, filename))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[modname] = module
-    spec.loader.exec_module(module)
-    return module
+import _hessgrad_tests_objectives_corpus as corpus  # noqa: E402 - registered by conftest.py
 
-
-corpus = _load("_hessgrad_tests_objectives_corpus", "corpus.py")
 HG = {o.name: o for o in corpus.load_corpus(hnp)}
 NP = {o.name: o for o in corpus.OBJECTIVES}
 SMOOTH = [o.name for o in corpus.OBJECTIVES if o.smooth]

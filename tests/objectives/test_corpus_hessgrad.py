@@ -2,9 +2,6 @@
 ``hessgrad.numpy``: values equal numpy's, gradients and Hessians agree with finite differences
 (and SciPy's analytic Rosenbrock oracles), eagerly and inside ``hessgrad.function``."""
 
-import importlib.util
-import os
-import sys
 
 import numpy
 import pytest
@@ -13,21 +10,11 @@ from scipy.optimize import rosen_der, rosen_hess
 import hessgrad as hg
 import hessgrad.numpy as hnp
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _load(modname, filename):
-    if modname in sys.modules:
-        return sys.modules[modname]
-    spec = importlib.util.spec_from_file_location(modname, os.path.join(_HERE, filename))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[modname] = module
-    spec.loader.exec_module(module)
-    return module
+import _hessgrad_tests_objectives_corpus as corpus  # noqa: E402 - registered by conftest.py
+import _hessgrad_tests_objectives_fd as fd  # noqa: E402
 
-
-corpus = _load("_hessgrad_tests_objectives_corpus", "corpus.py")
-fd = _load("_hessgrad_tests_objectives_fd", "fd.py")
 HG_OBJECTIVES = {o.name: o for o in corpus.load_corpus(hnp)}
 NP_OBJECTIVES = {o.name: o for o in corpus.OBJECTIVES}
 # The smallest supported dimension of each smooth objective (and a larger one where offered).

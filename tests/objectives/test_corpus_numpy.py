@@ -1,34 +1,16 @@
 """Validate the objective corpus (tests/objectives/corpus.py) with plain numpy."""
 import ast
-import importlib.util
-import os
-import sys
 import types
 
 import numpy
 import pytest
 from scipy.optimize import rosen, rosen_der, rosen_hess
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _load_by_path(modname, filename):
-    """Import a helper module by file path under a unique name.
+import _hessgrad_tests_objectives_corpus as corpus  # noqa: E402 - registered by conftest.py
+import _hessgrad_tests_objectives_fd as _fd  # noqa: E402
 
-    The test directories have no ``__init__.py``; importing ``corpus``/``fd``
-    by bare name could collide with same-named helpers elsewhere in tests/.
-    """
-    if modname in sys.modules:
-        return sys.modules[modname]
-    spec = importlib.util.spec_from_file_location(modname, os.path.join(_HERE, filename))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[modname] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-corpus = _load_by_path("_hessgrad_tests_objectives_corpus", "corpus.py")
-_fd = _load_by_path("_hessgrad_tests_objectives_fd", "fd.py")
 fd_gradient, fd_hessian, fd_hessian_of_grad = _fd.fd_gradient, _fd.fd_hessian, _fd.fd_hessian_of_grad
 
 OBJS = corpus.OBJECTIVES
