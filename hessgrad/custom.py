@@ -6,16 +6,14 @@ import inspect
 from .engine.dispatch import READ, bind
 from .engine.nest import flatten, pack_as
 from .engine.registry import Primitive
-from .engine.state import STATE
+from .engine.state import STATE, Recorder
 from .engine.tape import GradientTape
 from .engine.tensor import Tensor, Variable
 from .ops.core import stop_gradient  # noqa: F401 - part of this module's public family
 
 
-class _VariableWatcher:
+class _VariableWatcher(Recorder):
     """A recorder that only notes which trainable Variables are read."""
-
-    paused = False
 
     def __init__(self):
         self.variables = {}
@@ -24,13 +22,6 @@ class _VariableWatcher:
         if prim is READ and type(args[0]) is Variable and args[0].trainable:
             self.variables.setdefault(id(args[0]), args[0])
         return node
-
-    def __enter__(self):
-        STATE.recorders.append(self)
-        return self
-
-    def __exit__(self, *exc):
-        STATE.recorders.remove(self)
 
 
 class _Isolated:

@@ -2,7 +2,6 @@
 
 import numpy as np
 
-from .node import Node
 from .registry import Primitive
 from .state import STATE
 from .tensor import Tensor, Variable

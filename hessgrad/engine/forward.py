@@ -4,11 +4,11 @@ from .backprop import UnconnectedGradients, check_unconnected
 from .dispatch import bind
 from .nest import flatten, pack_as
 from .registry import get
-from .state import STATE, paused_from
+from .state import Recorder, paused_from
 from .tensor import Tensor, dtype_of, is_differentiable_dtype, shape_of
 
 
-class ForwardAccumulator:
+class ForwardAccumulator(Recorder):
     """Compute Jacobian-vector products with forward-mode autodiff (TensorFlow's semantics).
 
     Ops executed inside the context propagate the tangents of the watched primals. JVP rules
@@ -26,8 +26,6 @@ class ForwardAccumulator:
 
     def __init__(self, primals, tangents):
         self._tangents = {}   # id(tensor) -> (tensor, tangent)
-        self._recording = False
-        self.paused = False
         self._watch(primals, tangents)
 
     def _watch(self, primals, tangents):
@@ -44,16 +42,6 @@ class ForwardAccumulator:
                                  f"match primal shape {tuple(p.shape)}")
             if is_differentiable_dtype(p.dtype):
                 self._tangents[id(p)] = (p, t)
-
-    def __enter__(self):
-        STATE.recorders.append(self)
-        self._recording = True
-        return self
-
-    def __exit__(self, *exc):
-        if self._recording:
-            STATE.recorders.remove(self)
-            self._recording = False
 
     def jvp(self, primals, unconnected_gradients=UnconnectedGradients.NONE):
         """The tangent of each primal (None when it does not depend on the watched ones)."""

@@ -13,6 +13,30 @@ class _State:
 STATE = _State()
 
 
+class Recorder:
+    """Something that observes ops while active (``with recorder:``): tapes, forward-mode
+    accumulators, variable watchers. Subclasses define ``observe``."""
+
+    paused = False
+    _recording = False
+
+    def observe(self, prim, args, params, outs, node, level):
+        raise NotImplementedError
+
+    def __enter__(self):
+        if self._recording:
+            raise ValueError(f"{type(self).__name__} is already recording; it cannot be "
+                             "entered again while active")
+        STATE.recorders.append(self)
+        self._recording = True
+        return self
+
+    def __exit__(self, *exc):
+        if self._recording:
+            STATE.recorders.remove(self)
+            self._recording = False
+
+
 class paused_from:
     """Context in which only the recorders outside position ``index`` observe ops."""
 

@@ -5,11 +5,11 @@ from .dispatch import READ, bind
 from .nest import flatten, pack_as
 from .node import Node
 from .registry import get
-from .state import STATE, paused_from
+from .state import STATE, Recorder, paused_from
 from .tensor import Tensor, Variable, is_differentiable_dtype
 
 
-class GradientTape:
+class GradientTape(Recorder):
     """Record operations for automatic differentiation (TensorFlow's semantics).
 
     Args:
@@ -35,22 +35,13 @@ class GradientTape:
         self._tracked = {}      # id(tensor) -> (tensor, producing node or None, output index)
         self._variables = {}    # id(Variable) -> Variable, in the order they were watched
         self._used = False
-        self._recording = False
-        self.paused = False
 
     # --- context ---------------------------------------------------------------------------
     def __enter__(self):
         if self._recording:
             raise ValueError("Tape is still recording, This can happen if you try to re-enter "
                              "an already-active tape.")
-        STATE.recorders.append(self)
-        self._recording = True
-        return self
-
-    def __exit__(self, *exc):
-        if self._recording:
-            STATE.recorders.remove(self)
-            self._recording = False
+        return super().__enter__()
 
     def stop_recording(self):
         """Context manager in which this tape records nothing."""
