@@ -76,7 +76,19 @@ class _Compressed:
         return np.asarray(self.concrete.run_batched(leaves, flags))
 
 
-class SparseHessian:
+class _PlanCache:
+    """Pattern, coloring and traced product are built once per input shape, dtype and
+    argument signature (``_build``) and reused at every point."""
+
+    def _plan(self, x, args):
+        key = (x.shape, x.dtype.str, _arg_key(args))
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = self._build(x, args)
+        return plan
+
+
+class SparseHessian(_PlanCache):
     """``H(x, *args)``: the Hessian of scalar ``f`` at ``x`` (flattened) as a
     ``scipy.sparse.csr_matrix``, from ``ncolors`` Hessian-vector products run as one batch.
 
@@ -99,13 +111,6 @@ class SparseHessian:
         self.nhvp = 0
 
     # --- the cached plan per shape ----------------------------------------------------------
-    def _plan(self, x, args):
-        key = (x.shape, x.dtype.str, _arg_key(args))
-        plan = self._plans.get(key)
-        if plan is None:
-            plan = self._plans[key] = self._build(x, args)
-        return plan
-
     def _build(self, x, args):
         n = x.size
         pattern, gave_up = _sparsity._hessian_pattern(self.f, x, args, "sparse_hessian")
@@ -253,7 +258,7 @@ def _vjp_of(f):
     return product
 
 
-class SparseJacobian:
+class SparseJacobian(_PlanCache):
     """``J(x, *args)``: the Jacobian of ``f`` (output flattened, shape ``(m, x.size)``) as a
     ``scipy.sparse.csr_matrix``, built by :func:`sparse_jacobian`."""
 
@@ -269,13 +274,6 @@ class SparseJacobian:
         self.mode = mode
         self.dense_threshold = float(dense_threshold)
         self._plans = {}
-
-    def _plan(self, x, args):
-        key = (x.shape, x.dtype.str, _arg_key(args))
-        plan = self._plans.get(key)
-        if plan is None:
-            plan = self._plans[key] = self._build(x, args)
-        return plan
 
     def _build(self, x, args):
         pattern, gave_up, out_shape = _sparsity._jacobian_pattern(self.f, x, args,
