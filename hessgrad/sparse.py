@@ -109,11 +109,14 @@ class SparseHessian(_PlanCache):
         self.seed = seed
         self._plans = {}
         self.nhvp = 0
+        self._budget = None  # n -> entry budget of the detection (None: sparsity's default)
 
     # --- the cached plan per shape ----------------------------------------------------------
     def _build(self, x, args):
         n = x.size
-        pattern, gave_up = _sparsity._hessian_pattern(self.f, x, args, "sparse_hessian")
+        budget = _sparsity.ENTRY_BUDGET if self._budget is None else self._budget(n)
+        pattern, gave_up = _sparsity._hessian_pattern(self.f, x, args, "sparse_hessian",
+                                                      budget=budget)
         plan = {"n": n, "traced_pattern": pattern, "gave_up": gave_up}
         if self.method == "probe":
             pattern = self._probe(x, args, pattern, gave_up)
@@ -176,6 +179,26 @@ class SparseHessian(_PlanCache):
     def __call__(self, x, *args):
         x = _point(x, "sparse_hessian")
         return self._evaluate(self._plan(x, args), x, args)
+
+    def dense(self, x, *args):
+        """The Hessian as a dense array of shape ``x.shape + x.shape``, assembled from the
+        compressed products, or None when coloring would not halve the number of products
+        (then the dense batched path is as fast)."""
+        x = _point(x, "hessian")
+        plan = self._plan(x, args)
+        n = plan["n"]
+        if plan["dense"] or 2 * plan["ncolors"] > n:
+            return None
+        out = np.zeros(n * n, dtype=x.dtype)
+        if plan["ncolors"]:
+            if "flat" not in plan:  # row-major positions of the pattern's entries
+                pattern = plan["pattern"]
+                rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(pattern.indptr))
+                plan["flat"] = rows * n + pattern.indices
+            self.nhvp += plan["ncolors"]
+            b = plan["product"](x, args, plan["seeds"])
+            out[plan["flat"]] = b.reshape(-1)[plan["index"]]
+        return out.reshape(x.shape + x.shape)
 
     def pattern(self, x, *args):
         """The (cached) boolean sparsity pattern used at ``x``'s shape and dtype."""
@@ -369,4 +392,14 @@ def sparse_jacobian(f, *, mode="auto", dense_threshold=DENSE_THRESHOLD):
     return SparseJacobian(f, mode=mode, dense_threshold=dense_threshold)
 
 
+def _structure_check(f):
+    """What ``hessgrad.hessian(f)`` consults once per signature: a sparse Hessian whose
+    detection gives up as soon as an intermediate holds more than ``max(64 n, n^2 / 8)``
+    dependency entries (a Hessian that dense is computed faster by the dense path)."""
+    h = SparseHessian(f, dense_threshold=0.5)  # denser patterns seldom halve the products
+    h._budget = lambda n: min(_sparsity.ENTRY_BUDGET, max(64 * n, n * n // 8))
+    return h
+
+
 _second_order.SPARSE_HESSIAN = sparse_hessian  # hessian(f, sparse=True) dispatches here
+_second_order.STRUCTURE_CHECK = _structure_check  # hessian(f) assembles sparse ones densely

@@ -26,6 +26,13 @@ from .engine.tensor import Tensor
 # A conservative step that would materialize more than this many dependency entries gives
 # up on sparsity: the pattern is declared dense (always correct, and then dense is faster).
 ENTRY_BUDGET = 50_000_000
+# The budget of the walk in progress (``_propagate(budget=...)`` lowers it when a dense answer
+# is as good as a sparse one, e.g. the structure check of ``hessgrad.hessian``).
+_LIMIT = [ENTRY_BUDGET]
+
+
+def _over(entries):
+    return entries > _LIMIT[0]
 
 
 class _TooDense(Exception):
@@ -105,7 +112,7 @@ class _Step:
 
     def add_hessian(self, term):
         if term is not None and term.nnz:
-            if term.nnz > ENTRY_BUDGET:
+            if _over(term.nnz):
                 raise _TooDense
             self.hess.append(term)
 
@@ -117,7 +124,7 @@ def _full_rows(u, nrows):
     """``nrows`` copies of the single dependency row ``u``."""
     if u is None:
         return None
-    if nrows * u.nnz > ENTRY_BUDGET:
+    if _over(nrows * u.nnz):
         raise _TooDense
     return _bin(sp.csr_matrix(np.ones((nrows, 1), np.float32)) @ u)
 
@@ -131,7 +138,7 @@ def _generic(step, linear=False):
     """No rule: every output depends on everything; a nonlinear op makes it all interact."""
     u = _all_union(step)
     if u is not None and not linear:
-        if u.nnz ** 2 > ENTRY_BUDGET:
+        if _over(u.nnz ** 2):
             raise _TooDense
         step.add_hessian(_gram(u))
     outs = []
@@ -311,7 +318,7 @@ def _prefix_matrix(shape, axis, reverse=False):
     if reverse:
         rows, cols = cols, rows
     flat = ids.reshape(-1, length)
-    if flat.shape[0] * len(rows) > ENTRY_BUDGET:
+    if _over(flat.shape[0] * len(rows)):
         raise _TooDense
     r, c = flat[:, rows].ravel(), flat[:, cols].ravel()
     return sp.csr_matrix((np.ones(len(r), np.float32), (r, c)), shape=(_size(shape),) * 2)
@@ -398,7 +405,7 @@ def _einsum_deps(step, spec, deps, values, shapes):
     live = [k for k, d in enumerate(deps) if d is not None]
     for k in live:
         labels = out + "".join(c for c in subs[k] if c not in out)
-        if np.prod([sizes[c] for c in labels], dtype=np.float64) > ENTRY_BUDGET:
+        if _over(np.prod([sizes[c] for c in labels], dtype=np.float64)):
             return _generic(step)
         others = [i for i in range(len(subs)) if i != k]
         mask = _contract([subs[i] for i in others], [ind[i] for i in others], labels, sizes)
@@ -410,7 +417,7 @@ def _einsum_deps(step, spec, deps, values, shapes):
     for a_pos, k in enumerate(live):          # pairs of live operands interact
         for l in live[a_pos + 1:]:
             labels = subs[k] + "".join(c for c in subs[l] if c not in subs[k])
-            if np.prod([sizes[c] for c in labels], dtype=np.float64) > ENTRY_BUDGET:
+            if _over(np.prod([sizes[c] for c in labels], dtype=np.float64)):
                 return _generic(step)
             others = [i for i in range(len(subs)) if i not in (k, l)]
             mask = _contract([subs[i] for i in others], [ind[i] for i in others], labels,
@@ -469,8 +476,17 @@ def register_rule(name, rule):
 
 
 # --- the walk ------------------------------------------------------------------------------
-def _propagate(plan, n, source=0, hessian=True):
-    """Dependency matrices of the plan's fetches on feed ``source``, and the Hessian terms."""
+def _propagate(plan, n, source=0, hessian=True, budget=ENTRY_BUDGET):
+    """Dependency matrices of the plan's fetches on feed ``source``, and the Hessian terms;
+    raises ``_TooDense`` when a matrix would hold more than ``budget`` entries."""
+    _LIMIT[0] = budget
+    try:
+        return _walk(plan, n, source, hessian)
+    finally:
+        _LIMIT[0] = ENTRY_BUDGET
+
+
+def _walk(plan, n, source, hessian):
     dynamic = set(plan.feed_slots)
     for *_, out, node in plan.steps:
         dynamic.update(out if type(out) is not int else (out,))
@@ -502,6 +518,8 @@ def _propagate(plan, n, source=0, hessian=True):
             results = (None,) * len(outs)
         for s, r in zip(outs, results):
             if r is not None:
+                if _over(r.nnz):
+                    raise _TooDense
                 deps[s] = r
         for s in arg_slots:                 # free what no later step reads
             uses[s] -= 1
@@ -572,8 +590,9 @@ def hessian_sparsity(f, x, args=()):
     return _hessian_pattern(f, x, args, "hessian_sparsity")[0]
 
 
-def _hessian_pattern(f, x, args, what):
-    """(pattern, is_dense) where ``is_dense`` says the walk gave up (pattern all true)."""
+def _hessian_pattern(f, x, args, what, budget=ENTRY_BUDGET):
+    """(pattern, is_dense) where ``is_dense`` says the walk gave up (pattern all true) because
+    some dependency matrix would exceed ``budget`` entries."""
     x, concrete, plan = _trace(f, x, args, what)
     n = x.size
     if plan is None:
@@ -583,13 +602,13 @@ def _hessian_pattern(f, x, args, what):
         raise ValueError(f"{what}: f must return a scalar, got an output of shape "
                          f"{out.shape} for x of shape {x.shape}")
     try:
-        _, hess = _propagate(plan, n)
+        _, hess = _propagate(plan, n, budget=budget)
         if not hess:
             return sp.csr_matrix((n, n), dtype=bool), False
         total = hess[0]
         for term in hess[1:]:
             total = total + term
-            if total.nnz > ENTRY_BUDGET:
+            if total.nnz > budget:
                 raise _TooDense
         pattern = sp.csr_matrix(total, dtype=bool)
         pattern.sort_indices()

@@ -137,3 +137,52 @@ def test_functions_with_python_control_flow_fall_back_to_eager():
     op = hg.HessianOperator(f, x)
     np.testing.assert_allclose(op.matmat(np.eye(2)), H, rtol=1e-12)
     np.testing.assert_allclose(op.matvec(np.array([1.0, 0.0])), H[:, 0], rtol=1e-12)
+
+
+# --- dense Hessians assembled from colored products (detect_sparsity) --------------------------
+def _structure(f, *args):
+    from hessgrad.sparse import _structure_check
+    return _structure_check(f).info(*args)
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 200])
+def test_banded_hessian_is_assembled_from_few_products_and_equals_the_dense_path(n):
+    x = np.random.default_rng(n).standard_normal(n)
+    H = hg.hessian(rosenbrock)(x)
+    assert H.shape == (n, n)
+    np.testing.assert_allclose(H, rosen_hess(x) if n > 1 else np.zeros((n, n)),
+                               rtol=1e-10, atol=1e-10)
+    np.testing.assert_array_equal(H, hg.hessian(rosenbrock, detect_sparsity=False)(x))
+    if n >= 7:
+        assert _structure(rosenbrock, x)["ncolors"] == 3
+
+
+def test_block_diagonal_hessian_of_a_matrix_argument():
+    # rows of W interact only within themselves: a block-diagonal Hessian, 3 colors
+    W = np.random.default_rng(1).standard_normal((20, 3))
+    f = lambda w: hnp.sum(hnp.log(hnp.sum(hnp.exp(w), axis=1)))  # noqa: E731
+    H = hg.hessian(f)(W)
+    assert H.shape == (20, 3, 20, 3)
+    np.testing.assert_allclose(H, hg.hessian(f, detect_sparsity=False)(W), rtol=1e-12,
+                               atol=1e-15)
+    assert _structure(f, W)["ncolors"] == 3
+
+
+def test_dense_problems_give_up_detection_early_and_take_the_dense_path():
+    rng = np.random.default_rng(3)
+    X, y = rng.standard_normal((400, 30)), np.sign(rng.standard_normal(400))
+    w = rng.standard_normal(30)
+    info = _structure(logistic, w, X, y, 0.01)
+    assert info["gave_up"] or info["dense"]     # X @ w: 400 x 30 entries > the budget
+    np.testing.assert_allclose(hg.hessian(logistic)(w, X, y, 0.01),
+                               logistic_hessian(w, X, y, 0.01), rtol=1e-10)
+
+
+def test_sparsity_detection_failures_fall_back_to_the_dense_path():
+    def f(x):
+        if float(hnp.sum(x)) > 0:       # value-dependent Python branch: not traceable
+            return hnp.sum(x ** 3)
+        return hnp.sum(x ** 2)
+
+    x = np.arange(1.0, 41.0)
+    np.testing.assert_allclose(hg.hessian(f)(x), np.diag(6 * x))

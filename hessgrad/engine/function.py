@@ -96,6 +96,8 @@ class ConcreteFunction:
         self._fetch_index = [k for k, o in enumerate(self.outputs) if isinstance(o, Tensor)]
         feeds = [traced_leaves[i] for i in self.inputs]
         self.plan = Plan(self.graph, [self.outputs[k] for k in self._fetch_index], feeds)
+        # One Tensor out (a loss, a gradient): calls return the fetched value as it is.
+        self._single = isinstance(self.structured_outputs, Tensor)
         self.trace_time = time.perf_counter() - start
         # Compiled at the first call, not here: batched runs (dense Hessians) use the plan.
         self._compile_flags = (optimize and _env_flag("HESSGRAD_COMPILE"),
@@ -146,6 +148,8 @@ class ConcreteFunction:
     def __call__(self, leaves, as_tensors):
         runner = self._compiled or self.compiled or self.plan
         values = runner.run([leaves[i] for i in self.inputs])
+        if self._single:
+            return Tensor(np.asarray(values[0])) if as_tensors else values[0]
         outs = list(self.outputs)
         for k, v in zip(self._fetch_index, values):
             outs[k] = Tensor(np.asarray(v)) if as_tensors else v
@@ -176,6 +180,9 @@ class Function:
         self.optimize = optimize
         self.jit_kernels = jit_kernels
         self._traces = {}
+        # (shape, dtype) of each positional ndarray argument -> trace: calls with plain
+        # arrays skip flattening and the structural key (a few microseconds per call).
+        self._by_arrays = {}
         self._last = None
 
     def __get__(self, instance, owner):
@@ -234,6 +241,13 @@ class Function:
     def __call__(self, *args, **kwargs):
         if STATE.graphs or STATE.recorders:
             return self.python_function(*args, **kwargs)
+        if not kwargs and all(type(a) is np.ndarray for a in args):
+            key = tuple((a.shape, a.dtype) for a in args)
+            concrete = self._by_arrays.get(key)
+            if concrete is None:
+                concrete = self._by_arrays[key] = self.get_concrete_function(*args)
+            self._last = concrete
+            return concrete(args, False)
         concrete = self.get_concrete_function(*args, **kwargs)
         leaves = flatten((args, kwargs))
         as_tensors = any(isinstance(x, Tensor) for x in leaves)
