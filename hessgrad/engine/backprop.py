@@ -71,9 +71,11 @@ def backprop(targets, target_grads, sources, producer, *, stop=(), aggregation_m
         if stop_ids and id(t) in stop_ids:
             continue
         p = producer(t)
-        if p is None or id(p[0]) in reached:
+        if p is None:
             continue
         node = p[0]
+        if id(node) in reached:
+            continue
         reached[id(node)] = node
         for a in node.inputs:
             if isinstance(a, Tensor):
@@ -91,45 +93,73 @@ def backprop(targets, target_grads, sources, producer, *, stop=(), aggregation_m
             continue
         relevant.append(node)
         for o in node.outputs:
-            if o._dtype_kind() in "fc" and not (stop_ids and id(o) in stop_ids):
+            v = o._value
+            if (v.dtype if v is not None else o._dtype).kind in "fc" and \
+                    not (stop_ids and id(o) in stop_ids):
                 connected.add(id(o))
-    # 3. Reverse pass.
+    # 3. Reverse pass. ``grads`` maps id(tensor) to its gradient, or to _Parts while several
+    # contributions wait to be summed (a chain never builds a list).
     grads = {}
     for y, gy in zip(targets, target_grads):
         if id(y) in connected:
-            grads.setdefault(id(y), []).append(_ones_like(y) if gy is None else gy)
+            _accumulate(grads, id(y), _ones_like(y) if gy is None else gy)
     source_ids = {id(s) for s in sources}
     for node in reversed(relevant):
-        outputs = node.outputs
-        if len(outputs) == 1 and not stop_ids:   # the common case, without the general loop
+        prim, outputs = node.prim, node.outputs
+        if len(outputs) == 1 and not stop_ids:  # the common case, without the general loop
             oid = id(outputs[0])
-            contributions = grads.get(oid) if oid in source_ids else grads.pop(oid, None)
-            if not contributions:
+            g = grads.get(oid) if oid in source_ids else grads.pop(oid, None)
+            if g is None:
                 continue
-            if len(contributions) > 1:
-                contributions = [_sum(contributions, aggregation_method)]
+            if type(g) is _Parts:
+                g = _sum(g, aggregation_method)
                 if oid in source_ids:
-                    grads[oid] = contributions
-            out_grads = contributions
+                    grads[oid] = g
+            if prim.multiple_results:
+                g = (g,)
         else:
-            out_grads = []
-            for o in outputs:
-                oid = id(o)
-                g = None
-                if not (stop_ids and oid in stop_ids):
-                    g = _aggregate(grads, o, aggregation_method, keep=oid in source_ids)
-                out_grads.append(g)
-            if all(g is None for g in out_grads):
+            g = [None if stop_ids and id(o) in stop_ids else
+                 _aggregate(grads, o, aggregation_method, keep=id(o) in source_ids)
+                 for o in outputs]
+            if all(x is None for x in g):
                 continue
-        inputs = node.inputs
-        needs = [id(a) in connected for a in inputs]
-        in_grads = _call_vjp(node, out_grads, needs)
-        for k, g in enumerate(in_grads):
-            if g is None or not needs[k]:
+            g = _fill(node, g) if prim.multiple_results else g[0]
+        vjps = prim.vjps
+        if vjps is None:
+            raise LookupError(
+                f"No gradient defined for operation '{node.name}' (op type: {prim.name}). "
+                "Wrap it in hessgrad.custom_gradient or hessgrad.stop_gradient.")
+        ans = outputs if prim.multiple_results else outputs[0]
+        inputs, params = node.inputs, node.params
+        if prim.joint_vjp:
+            in_grads = vjps(g, ans, *inputs, **params)
+            if len(in_grads) != len(inputs):
+                raise ValueError(
+                    f"the gradient of op {node.name} (type {prim.name}) returned "
+                    f"{len(in_grads)} gradients for {len(inputs)} inputs")
+        else:
+            n_rules = len(vjps)
+            in_grads = None
+        for k, a in enumerate(inputs):
+            if id(a) not in connected:
                 continue
-            a = inputs[k]
-            _check_shape(node, k, a, g)
-            _accumulate(grads, a, g)
+            if in_grads is None:  # one rule per input: run only the needed ones
+                rule = vjps[k] if k < n_rules else None
+                if rule is None:
+                    continue
+                gk = rule(g, ans, *inputs, **params)
+            else:
+                gk = in_grads[k]
+            if gk is None:
+                continue
+            if not (type(gk) is Tensor and gk._value is not None and a._value is not None
+                    and gk._value.shape == a._value.shape):
+                _check_shape(node, k, a, gk)
+            prev = grads.get(id(a))
+            if prev is None:
+                grads[id(a)] = gk
+            else:
+                _accumulate(grads, id(a), gk, prev)
     results = []
     for s in sources:
         g = _aggregate(grads, s, aggregation_method, keep=True) if id(s) in connected else None
@@ -139,40 +169,26 @@ def backprop(targets, target_grads, sources, producer, *, stop=(), aggregation_m
     return results
 
 
+class _Parts(list):
+    """Gradient contributions to one tensor, not summed yet."""
+
+    __slots__ = ()
+
+
 def _seq(node):
     return node.seq
 
 
-def _call_vjp(node, out_grads, needs):
-    prim = node.prim
-    if prim.vjps is None:
-        raise LookupError(
-            f"No gradient defined for operation '{node.name}' (op type: {prim.name}). "
-            "Wrap it in hessgrad.custom_gradient or hessgrad.stop_gradient.")
-    if not prim.none_grads_ok:
+def _fill(node, out_grads):
+    """The output gradients of a multiple-result op as a tuple, zeros for missing ones
+    unless the op accepts None."""
+    if not node.prim.none_grads_ok:
         out_grads = [g if g is not None else bind(get("zeros_like"), (o,), {})
                      for o, g in zip(node.outputs, out_grads)]
-    if prim.multiple_results:
-        g, ans = tuple(out_grads), node.outputs
-    else:
-        g, ans = out_grads[0], node.outputs[0]
-    if prim.joint_vjp:
-        in_grads = prim.vjps(g, ans, *node.inputs, **node.params)
-        if len(in_grads) != len(node.inputs):
-            raise ValueError(
-                f"the gradient of op {node.name} (type {prim.name}) returned {len(in_grads)} "
-                f"gradients for {len(node.inputs)} inputs")
-        return in_grads
-    rules = prim.vjps
-    return [rules[k](g, ans, *node.inputs, **node.params)
-            if need and k < len(rules) and rules[k] is not None else None
-            for k, need in enumerate(needs)]
+    return tuple(out_grads)
 
 
 def _check_shape(node, k, a, g):
-    if type(g) is Tensor and g._value is not None and a._value is not None and \
-            g._value.shape == a._value.shape:
-        return
     a_shape, g_shape = a.shape, shape_of(g)
     if a_shape == g_shape or a_shape is None or g_shape is None:
         return
@@ -185,28 +201,30 @@ def _check_shape(node, k, a, g):
         f"Original input shape: {a_shape}. Calculated input gradient shape: {g_shape}")
 
 
-def _accumulate(grads, t, g):
-    contributions = grads.get(id(t))
-    if contributions is None:
-        grads[id(t)] = [g]
+def _accumulate(grads, key, g, prev=None):
+    """Add contribution ``g`` to the gradient of the tensor ``key``; ``prev`` is what it has."""
+    if prev is None:
+        prev = grads.get(key)
+        if prev is None:
+            grads[key] = g
+            return
+    if type(prev) is not _Parts:
+        grads[key] = _Parts((prev, g))
         return
-    contributions.append(g)
-    if len(contributions) >= _EARLY_AGGREGATION_COUNT and all(
-            isinstance(c, Tensor) and c._value is not None for c in contributions):
-        if sum(c._value.nbytes for c in contributions) >= EARLY_AGGREGATION_BYTES:
-            grads[id(t)] = [bind(get("add_n"), tuple(contributions), {})]
+    prev.append(g)
+    if len(prev) >= _EARLY_AGGREGATION_COUNT and all(
+            isinstance(c, Tensor) and c._value is not None for c in prev):
+        if sum(c._value.nbytes for c in prev) >= EARLY_AGGREGATION_BYTES:
+            grads[key] = bind(get("add_n"), tuple(prev), {})
 
 
 def _aggregate(grads, t, method, keep):
-    contributions = grads.get(id(t)) if keep else grads.pop(id(t), None)
-    if not contributions:
-        return None
-    if len(contributions) == 1:
-        return contributions[0]
-    total = _sum(contributions, method)
-    if keep:
-        grads[id(t)] = [total]
-    return total
+    g = grads.get(id(t)) if keep else grads.pop(id(t), None)
+    if type(g) is _Parts:
+        g = _sum(g, method)
+        if keep:
+            grads[id(t)] = g
+    return g
 
 
 def _sum(contributions, method):

@@ -20,22 +20,36 @@ def bind(prim, args, params):
     """Apply ``prim`` to ``args``; returns a Tensor, or a tuple of them for multiple results."""
     if STATE.graphs:
         outs = STATE.graphs[-1].add_node(prim, args, params)
-    else:
-        values = []
-        for a in args:
-            if isinstance(a, Tensor):
-                a = a._value
-                if a is None:  # a symbolic input outside ``with graph.as_default()``
-                    return _bind_in_graph_of(prim, args, params)
-            values.append(a)
-        out = prim.forward(*values, **params)
-        if prim.multiple_results:
-            outs = tuple(Tensor(o if hasattr(o, "dtype") else np.asarray(o)) for o in out)
-        else:
-            outs = Tensor(out if hasattr(out, "dtype") else np.asarray(out))
-    if STATE.recorders and STATE.limit != 0 and not prim.nondiff:
-        notify(prim, args, params, outs if prim.multiple_results else (outs,))
-    return outs
+        if STATE.recorders and STATE.limit != 0 and not prim.nondiff:
+            notify(prim, args, params, outs if prim.multiple_results else (outs,))
+        return outs
+    values = []
+    plain = True  # no Variable among the inputs
+    for a in args:
+        if isinstance(a, Tensor):
+            if type(a) is not Tensor:
+                plain = False
+            a = a._value
+            if a is None:  # a symbolic input outside ``with graph.as_default()``
+                return _bind_in_graph_of(prim, args, params)
+        values.append(a)
+    out = prim.forward(*values, **params)
+    if prim.multiple_results:
+        outs = tuple(Tensor(o if hasattr(o, "dtype") else np.asarray(o)) for o in out)
+        if STATE.recorders and STATE.limit != 0 and not prim.nondiff:
+            notify(prim, args, params, outs)
+        return outs
+    t = Tensor(out if hasattr(out, "dtype") else np.asarray(out))
+    recorders = STATE.recorders
+    if recorders and not prim.nondiff:
+        limit = STATE.limit
+        if limit is None and plain and len(recorders) == 1:  # one tape: skip notify()
+            r = recorders[0]
+            if not r.paused:
+                r.observe(prim, args, params, (t,), None, 0)
+        elif limit != 0:
+            notify(prim, args, params, (t,))
+    return t
 
 
 def _bind_in_graph_of(prim, args, params):
@@ -64,9 +78,6 @@ def notify(prim, args, params, outs):
 
 
 def _observe(prim, args, params, outs, node, recorders, limit):
-    if limit == 1:  # one tape: the common case
-        r = recorders[0]
-        return None if r.paused else r.observe(prim, args, params, outs, node, 0)
     for i in range(limit):
         r = recorders[i]
         if not r.paused:

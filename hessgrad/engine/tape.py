@@ -32,7 +32,9 @@ class GradientTape(Recorder):
     def __init__(self, persistent=False, watch_accessed_variables=True):
         self._persistent = persistent
         self._watch_accessed_variables = watch_accessed_variables
-        self._tracked = {}      # id(tensor) -> (tensor, producing node or None, output index)
+        # id(tensor) -> (tensor, None for a watched leaf or (producing node, output index));
+        # holding the tensor keeps its id from being reused
+        self._tracked = {}
         self._variables = {}    # id(Variable) -> Variable, in the order they were watched
         self._used = False
 
@@ -64,7 +66,7 @@ class GradientTape(Recorder):
                                  "or Variable; convert it with hg.constant first")
             if not is_differentiable_dtype(t.dtype):
                 continue  # integer and boolean tensors are constants (TensorFlow warns)
-            self._tracked.setdefault(id(t), (t, None, 0))
+            self._tracked.setdefault(id(t), (t, None))
             if isinstance(t, Variable):
                 self._variables.setdefault(id(t), t)
 
@@ -86,10 +88,11 @@ class GradientTape(Recorder):
         if node is None:
             node = Node(prim, args, params, outs)
         if len(outs) == 1:
-            tracked[id(outs[0])] = (outs[0], node, 0)
+            o = outs[0]
+            tracked[id(o)] = (o, (node, 0))
         else:
             for k, o in enumerate(outs):
-                tracked[id(o)] = (o, node, k)
+                tracked[id(o)] = (o, (node, k))
         return node
 
     def tracks(self, t):
@@ -98,9 +101,7 @@ class GradientTape(Recorder):
 
     def _producer(self, t):
         entry = self._tracked.get(id(t))
-        if entry is None or entry[1] is None:
-            return None
-        return entry[1], entry[2]
+        return None if entry is None else entry[1]
 
     # --- differentiation -------------------------------------------------------------------
     def gradient(self, target, sources, output_gradients=None,
