@@ -11,7 +11,8 @@ fetches with
 3. code generation (:mod:`.codegen`): one straight-line Python function over locals, freeing
    intermediates at their last use and reusing dead buffers in place.
 
-Batched runs (``Plan.run_batched``, used by dense Hessians) stay on the Plan.
+Batched runs (dense Hessians push blocks of tangents through one run) use the optimized
+program rewritten for a leading batch axis (:mod:`.batched`), fused and generated the same way.
 
 >>> import numpy as np
 >>> import hessgrad as hg
@@ -25,6 +26,9 @@ array([1., 1., 1.])
 
 import time
 
+import numpy as np
+
+from .batched import batch_program
 from .codegen import generate
 from .fusion import MIN_SIZE, fuse
 from .ir import Program
@@ -53,6 +57,8 @@ class CompiledPlan:
         self.ops_before = len(prog.ops)
         self.counts_before = prog.counts()
         optimize(prog)
+        self._optimized_ops = list(prog.ops)  # before fusion: what batched runs rewrite
+        self._batched = {}
         calls = fuse(prog, min_kernel_size) if jit_kernels else {}
         self.min_kernel_size = min_kernel_size
         generated = generate(prog, calls)
@@ -86,7 +92,24 @@ class CompiledPlan:
         return self._fn(*feed_values)
 
     def run_batched(self, feed_values, batched):
-        return self.plan.run_batched(feed_values, batched)
+        """Like ``Plan.run_batched``, with a program compiled per (batch size, flags)."""
+        feed_values, k = self.plan.check_batched_feeds(feed_values, batched)
+        key = (k, tuple(batched))
+        run = self._batched.get(key)
+        if run is None:
+            run = self._batched[key] = self._compile_batched(k, batched)
+        values = run(*feed_values)
+        return [v if f else np.broadcast_to(v, (k,) + np.shape(v))
+                for v, f in zip(values, run.fetch_batched)]
+
+    def _compile_batched(self, k, batched):
+        start = time.perf_counter()
+        bp = batch_program(self.program, self._optimized_ops, batched, k)
+        calls = fuse(bp.prog, self.min_kernel_size) if self.jit_kernels else {}
+        run = generate(bp.prog, calls, name="compiled_batched_graph").fn
+        run.fetch_batched = bp.fetch_batched
+        self.compile_time += time.perf_counter() - start
+        return run
 
     def summary(self):
         """A short text: steps before/after, fused kernels, compile time."""

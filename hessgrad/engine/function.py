@@ -99,7 +99,7 @@ class ConcreteFunction:
         # One Tensor out (a loss, a gradient): calls return the fetched value as it is.
         self._single = isinstance(self.structured_outputs, Tensor)
         self.trace_time = time.perf_counter() - start
-        # Compiled at the first call, not here: batched runs (dense Hessians) use the plan.
+        # Compiled at the first call (a trace that is only analyzed never pays for it).
         self._compile_flags = (optimize and _env_flag("HESSGRAD_COMPILE"),
                                jit_kernels and _env_flag("HESSGRAD_JIT_KERNELS"))
         self._compiled = None
@@ -139,7 +139,8 @@ class ConcreteFunction:
             runs = [runner.run([v[j] if f else v for v, f in zip(fed, flags)]) for j in range(k)]
             values = [np.stack([np.asarray(r[i]) for r in runs]) for i in range(len(runs[0]))]
         else:
-            values = self.plan.run_batched(fed, flags)
+            compiled = self.compiled
+            values = (compiled or self.plan).run_batched(fed, flags)
         outs = list(self.outputs)
         for k, v in zip(self._fetch_index, values):
             outs[k] = v

@@ -315,18 +315,13 @@ class Plan:
                         largest = max(largest, int(np.prod(o.shape, dtype=np.int64)))
         return largest
 
-    def run_batched(self, feed_values, batched):
-        """Run once for a whole batch: feeds flagged in ``batched`` carry a leading axis of
-        length k, and so does every fetched result. Ops with a ``batch_rule`` process the
-        batch at once (a matrix of tangents turns matrix-vector products into matrix-matrix
-        products); others run once per batch member.
-        """
-        env = list(self.template)
-        is_batched = [False] * len(env)
-        k = None
-        for s, v, flag, dtype, shape, name in zip(self.feed_slots, feed_values, batched,
-                                                  self.feed_dtypes, self.feed_shapes,
-                                                  self.feed_names):
+    def check_batched_feeds(self, feed_values, batched):
+        """``(arrays, k)``: the feeds as arrays of the placeholders' dtypes, checked to have
+        the placeholders' shapes behind a common leading batch axis of length ``k`` where
+        ``batched`` flags them."""
+        arrays, k = [], None
+        for v, flag, dtype, shape, name in zip(feed_values, batched, self.feed_dtypes,
+                                               self.feed_shapes, self.feed_names):
             v = np.asarray(v.numpy() if isinstance(v, Tensor) else v, dtype=dtype)
             core = v.shape[1:] if flag else v.shape
             if flag:
@@ -337,9 +332,22 @@ class Plan:
             if shape is not None and tuple(core) != tuple(shape):
                 raise ValueError(f"Plan.run_batched: placeholder {name} has shape {shape}, "
                                  f"fed a batch of shape {v.shape}")
-            env[s], is_batched[s] = v, flag
+            arrays.append(v)
         if k is None:
             raise ValueError("Plan.run_batched: no feed is batched")
+        return arrays, k
+
+    def run_batched(self, feed_values, batched):
+        """Run once for a whole batch: feeds flagged in ``batched`` carry a leading axis of
+        length k, and so does every fetched result. Ops with a ``batch_rule`` process the
+        batch at once (a matrix of tangents turns matrix-vector products into matrix-matrix
+        products); others run once per batch member.
+        """
+        feed_values, k = self.check_batched_feeds(feed_values, batched)
+        env = list(self.template)
+        is_batched = [False] * len(env)
+        for s, v, flag in zip(self.feed_slots, feed_values, batched):
+            env[s], is_batched[s] = v, flag
         for s, var in self.variables:
             env[s] = var._value
         for forward, arg_slots, params, out, node in self.steps:

@@ -107,10 +107,27 @@ def _sum_to(forward, args, flags, shape):
     return out.reshape((x.shape[0],) + shape)
 
 
+def _unit_rows(v):
+    """``j`` such that row ``r`` of the 2-D batch ``v`` is the unit vector ``e_j[r]``, or None.
+    Dense Hessians feed such blocks of basis vectors; ``A @ e_j`` is then a column of ``A``,
+    gathered instead of multiplied (the check costs one pass over ``v``)."""
+    if v.ndim != 2 or not len(v) or np.count_nonzero(v) != len(v):
+        return None
+    rows, cols = np.nonzero(v)
+    if not np.array_equal(rows, np.arange(len(v))) or not np.all(v[rows, cols] == 1):
+        return None
+    return cols
+
+
 def _matmul(forward, args, flags):
     a, b = args
     fa, fb = flags
     na, nb = _core_ndim(a, fa), _core_ndim(b, fb)
+    dtype = np.result_type(a, b)
+    if fb and not fa and na == 2 and nb == 1 and (j := _unit_rows(b)) is not None:
+        return a[:, j].T.astype(dtype, copy=False)     # A @ e_j = A[:, j]
+    if fa and not fb and na == 1 and nb == 2 and (j := _unit_rows(a)) is not None:
+        return b[j].astype(dtype, copy=False)          # e_j @ B = B[j]
     if fa and not fb and nb == 2 and na >= 1:
         # (k, ..., n, p) @ (p, m): one GEMM over all leading rows.
         return np.matmul(a, b)
@@ -163,6 +180,10 @@ ELEMENTWISE = {
     "arccosh", "arctanh", "hypot", "arctan2", "sinc", "deg2rad", "rad2deg", "fabs",
     "copysign", "heaviside", "floor", "ceil", "rint", "trunc", "fmax", "fmin", "clip",
     "remainder", "fmod", "floor_divide", "real", "imag", "conjugate"}
+# Comparisons and predicates broadcast like arithmetic (their results feed where()).
+ELEMENTWISE |= {"greater", "less", "greater_equal", "less_equal", "equal", "not_equal",
+                "isfinite", "isnan", "isinf", "logical_and", "logical_or", "logical_not",
+                "logical_xor", "signbit"}
 REDUCTIONS = {"sum", "mean", "max", "min", "logsumexp", "prod"}
 RULES = {"reshape": _reshape, "transpose": _transpose, "getitem": _getitem,
          "scatter_add": _scatter_add, "broadcast_to": _broadcast_to, "sum_to": _sum_to,

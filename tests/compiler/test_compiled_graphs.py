@@ -235,17 +235,59 @@ def test_transcendentals_stay_numpy_ufuncs_between_kernels(monkeypatch):
     assert g.get_concrete_function(x).compiled.counts_after == {"fused": 1}
 
 
-def test_compiled_lazily_and_not_for_large_batched_runs():
+def test_compiled_lazily_and_large_batches_compile_a_batched_program():
     from hessgrad.engine.function import SMALL_BATCH
 
     f = hg.function(lambda x: hnp.sum(x * x))
     x = np.ones(3)
-    big = np.ones((SMALL_BATCH + 1, 3))
-    np.testing.assert_allclose(f.map(big), np.full(SMALL_BATCH + 1, 3.0))
     c = f.get_concrete_function(x)
     assert c._compiled is None and c.compile_time == 0.0
-    f(x)
-    assert c._compiled is not None and f.compile_time > 0
+    big = np.ones((SMALL_BATCH + 1, 3))
+    np.testing.assert_allclose(f.map(big), np.full(SMALL_BATCH + 1, 3.0))
+    assert list(c._compiled._batched) == [(SMALL_BATCH + 1, (True,))]
+    assert f.compile_time > 0
+
+
+def _batched_cases():
+    rng = np.random.default_rng(5)
+    A, b = rng.standard_normal((30, 12)), rng.standard_normal(30)
+    W = rng.standard_normal((3, 4))
+    return [
+        # matmul with a unit-vector batch (gathered) and a general batch, then logaddexp
+        ("logistic", lambda w: hnp.mean(hnp.logaddexp(0.0, -b * (A @ w))) + hnp.sum(w * w),
+         rng.standard_normal(12)),
+        # slices (accumulated gradients), fused elementwise trees over the batch
+        ("rosen", lambda x: hnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2),
+         rng.standard_normal(700)),
+        # a matrix argument: reductions with axes, broadcasting of a lower-rank batch
+        ("rows", lambda w: hnp.sum(hnp.log(hnp.sum(hnp.exp(w * W), axis=1))) +
+         hnp.sum(hnp.tanh(w) * hnp.sum(w, axis=0)), rng.standard_normal((3, 4))),
+    ]
+
+
+@pytest.mark.parametrize("name, f, x", _batched_cases(), ids=lambda c: c if
+                         isinstance(c, str) else "")
+def test_batched_programs_equal_the_plan_on_basis_and_general_batches(name, f, x):
+    n = x.size
+    for V in (np.eye(n).reshape((n,) + x.shape),
+              np.random.default_rng(1).standard_normal((12,) + x.shape)):
+        compiled = hg.function(hg.hvp(f)).get_concrete_function(x, V[0])
+        plain = hg.function(hg.hvp(f), optimize=False).get_concrete_function(x, V[0])
+        got = compiled.run_batched([x, V], [False, True])
+        want = plain.run_batched([x, V], [False, True])
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        assert compiled._compiled._batched  # the batched program ran, not the plan
+    with pytest.raises(ValueError, match="placeholder"):
+        compiled.run_batched([x, np.ones((12, n + 1))], [False, True])
+
+
+def test_unbatched_fetches_are_broadcast_over_the_batch():
+    f = hg.function(lambda x, y: (hnp.sum(x * y), hnp.sum(y)))
+    X = np.arange(30.0).reshape(10, 3)
+    c = f.get_concrete_function(X[0], np.ones(3))
+    dots, ys = c.run_batched([X, np.ones(3)], [True, False])
+    np.testing.assert_allclose(dots, X.sum(axis=1))
+    np.testing.assert_allclose(ys, np.full(10, 3.0))
 
 
 def test_small_batches_run_the_compiled_graph_per_member():

@@ -82,3 +82,20 @@ def test_operator_matmat_is_batched_and_counts_products():
 def test_map_errors():
     with pytest.raises(ValueError, match="leading batch axis"):
         hg.function(lambda x, y: x * y).map(np.ones((2, 3)), np.ones((3, 3)))
+
+
+@pytest.mark.parametrize("V", [
+    np.eye(5)[[3, 0, 4]],                           # unit rows: gathered columns
+    np.eye(5)[[3, 0, 4]] * np.array([[1.0], [2.0], [1.0]]),   # a 2: multiplied
+    np.eye(5)[[3, 3]] + np.eye(5)[[0, 1]],          # two ones in a row: multiplied
+    np.zeros((3, 5)),                               # no ones at all
+])
+def test_matmul_batch_rule_gathers_unit_vectors_and_multiplies_the_rest(V):
+    from hessgrad.engine.registry import get
+
+    prim = get("matmul")
+    A = np.arange(20.0).reshape(4, 5)
+    np.testing.assert_array_equal(prim.batch_rule(prim.forward, [A, V], [False, True]),
+                                  (A @ V.T).T)
+    B = np.arange(15.0).reshape(5, 3)
+    np.testing.assert_array_equal(prim.batch_rule(prim.forward, [V, B], [True, False]), V @ B)
