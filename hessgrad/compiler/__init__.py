@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-from .batched import batch_program
+from .batched import Unbatchable, batch_program
 from .codegen import generate
 from .fusion import MIN_SIZE, fuse
 from .ir import Program
@@ -95,9 +95,14 @@ class CompiledPlan:
         """Like ``Plan.run_batched``, with a program compiled per (batch size, flags)."""
         feed_values, k = self.plan.check_batched_feeds(feed_values, batched)
         key = (k, tuple(batched))
-        run = self._batched.get(key)
+        if key not in self._batched:
+            try:
+                self._batched[key] = self._compile_batched(k, batched)
+            except Unbatchable:  # the plan's batching rules handle run-time shapes
+                self._batched[key] = None
+        run = self._batched[key]
         if run is None:
-            run = self._batched[key] = self._compile_batched(k, batched)
+            return self.plan.run_batched(feed_values, batched)
         values = run(*feed_values)
         return [v if f else np.broadcast_to(v, (k,) + np.shape(v))
                 for v, f in zip(values, run.fetch_batched)]

@@ -18,6 +18,10 @@ from ..ops.batching import elementwise as _elementwise_rule
 from .ir import Op, known
 
 
+class Unbatchable(Exception):
+    """The program cannot be rewritten (an output shape is only known at run time)."""
+
+
 def _accumulate_batched(*terms, flags, shape, dtype, indices):
     """The batched form of passes._accumulate: the slices sit behind the batch axis."""
     k = next(len(t) for t, f in zip(terms, flags) if f)
@@ -84,7 +88,7 @@ def batch_program(prog, ops, flags, k):
         for o in op.outs:
             shape, dtype = prog.info[o]
             if not known(shape):
-                raise ValueError(f"batch_program: {op.name} has an output of unknown shape")
+                raise Unbatchable(f"{op.name} has an output of unknown shape")
             out.info[o] = ((k,) + tuple(shape), dtype)
             batched.add(o)
         prim = PRIMITIVES.get(op.name)
