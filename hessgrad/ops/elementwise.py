@@ -85,6 +85,11 @@ def _broadcast_shape_rule(name, forward, names=_ARG_NAMES):
 
 def _fit(grad, x):
     """A gradient summed back to the shape of ``x`` and given its (float) dtype."""
+    if type(grad) is Tensor and isinstance(x, Tensor):
+        gv, xv = grad._value, x._value
+        if gv is not None and xv is not None and gv.shape == xv.shape and \
+                gv.dtype == xv.dtype:
+            return grad  # eager, no broadcasting, same dtype: nothing to undo
     grad = unbroadcast(grad, x)
     xd, gd = dtype_of(x), dtype_of(grad)
     if xd != gd and xd.kind == "f" and gd.kind in "fc":
@@ -117,31 +122,23 @@ def _zero_jvp(t, ans, *args, **params):
     return zeros_like(ans)
 
 
+# Rules call the ops (``multiply(g, d)``) rather than operators (``g * d``): the same ops,
+# one Python layer less per gradient op in eager mode.
 def _unary(name, forward, deriv):
     """A unary op whose derivative is ``deriv(ans, x)`` (a hessgrad expression)."""
-    return primitive(name, forward, vjp=[lambda g, a, x: g * deriv(a, x)],
-                     jvp=[lambda t, a, x: t * deriv(a, x)])
+    return primitive(name, forward, vjp=[lambda g, a, x: multiply(g, deriv(a, x))],
+                     jvp=[lambda t, a, x: multiply(t, deriv(a, x))])
 
 
 def _unary_div(name, forward, denominator):
     """A unary op whose derivative is ``1 / denominator(ans, x)``."""
-    return primitive(name, forward, vjp=[lambda g, a, x: g / denominator(a, x)],
-                     jvp=[lambda t, a, x: t / denominator(a, x)])
+    return primitive(name, forward, vjp=[lambda g, a, x: divide(g, denominator(a, x))],
+                     jvp=[lambda t, a, x: divide(t, denominator(a, x))])
 
 
 def _piecewise_constant(name, forward, **flags):
     """Floor, round, sign, ...: derivative zero almost everywhere (exactly zero here)."""
     return primitive(name, forward, vjp=[_zero_vjp], jvp=[_zero_jvp], **flags)
-
-
-def _binary(name, forward, dx, dy, **flags):
-    """A broadcasting binary op with partials ``dx(ans, x, y)`` and ``dy(ans, x, y)``."""
-    forward = _checked(name, forward)
-    return primitive(name, forward,
-                     vjp=[_u(lambda g, a, x, y: g * dx(a, x, y)),
-                          _v(lambda g, a, x, y: g * dy(a, x, y))],
-                     jvp=[lambda t, a, x, y: t * dx(a, x, y), lambda t, a, x, y: t * dy(a, x, y)],
-                     shape_rule=_broadcast_shape_rule(name, forward), **flags)
 
 
 def _binary_prim(name, forward, **kwargs):
@@ -167,17 +164,25 @@ def _safe_divide(x, r):
 
 
 # --- arithmetic ---------------------------------------------------------------------------
-add = _binary_prim("add", np.add, vjp=[_u(lambda g, a, x, y: g), _v(lambda g, a, x, y: g)],
+add = _binary_prim("add", np.add,
+                   vjp=[lambda g, a, x, y: _fit(g, x), lambda g, a, x, y: _fit(g, y)],
                    linear=True)
 subtract = _binary_prim("subtract", np.subtract,
-                        vjp=[_u(lambda g, a, x, y: g), _v(lambda g, a, x, y: negative(g))],
+                        vjp=[lambda g, a, x, y: _fit(g, x),
+                             lambda g, a, x, y: _fit(negative(g), y)],
                         linear=True)
-multiply = _binary("multiply", np.multiply, lambda a, x, y: y, lambda a, x, y: x)
+multiply = _binary_prim("multiply", np.multiply,
+                        vjp=[lambda g, a, x, y: _fit(multiply(g, y), x),
+                             lambda g, a, x, y: _fit(multiply(g, x), y)],
+                        jvp=[lambda t, a, x, y: multiply(t, y),
+                             lambda t, a, x, y: multiply(t, x)])
 divide = _binary_prim("divide", np.true_divide,
-                      vjp=[_u(lambda g, a, x, y: g / y), _v(lambda g, a, x, y: -g * a / y)],
-                      jvp=[lambda t, a, x, y: t / y, lambda t, a, x, y: -t * a / y])
+                      vjp=[lambda g, a, x, y: _fit(divide(g, y), x),
+                           lambda g, a, x, y: _fit(divide(multiply(negative(g), a), y), y)],
+                      jvp=[lambda t, a, x, y: divide(t, y),
+                           lambda t, a, x, y: divide(multiply(negative(t), a), y)])
 true_divide = divide
-negative = primitive("negative", np.negative, vjp=[lambda g, a, x: -g], linear=True)
+negative = primitive("negative", np.negative, vjp=[lambda g, a, x: negative(g)], linear=True)
 positive = primitive("positive", np.positive, vjp=[lambda g, a, x: g], linear=True)
 
 
@@ -194,8 +199,8 @@ def _pow_dx(x, y):
     if y == 1:
         return ones_like(x)
     if y == 2:
-        return 2.0 * x
-    return y * x ** (y - 1.0)
+        return multiply(2.0, x)
+    return multiply(y, power(x, y - 1.0))
 
 
 def _pow_dy(x, ans):
@@ -205,10 +210,10 @@ def _pow_dy(x, ans):
 
 
 power = _binary_prim("power", np.power,
-                     vjp=[_u(lambda g, a, x, y: g * _pow_dx(x, y)),
-                          _v(lambda g, a, x, y: g * _pow_dy(x, a))],
-                     jvp=[lambda t, a, x, y: t * _pow_dx(x, y),
-                          lambda t, a, x, y: t * _pow_dy(x, a)])
+                     vjp=[lambda g, a, x, y: _fit(multiply(g, _pow_dx(x, y)), x),
+                          lambda g, a, x, y: _fit(multiply(g, _pow_dy(x, a)), y)],
+                     jvp=[lambda t, a, x, y: multiply(t, _pow_dx(x, y)),
+                          lambda t, a, x, y: multiply(t, _pow_dy(x, a))])
 
 
 # float_power: numpy's own loop (always float64 or complex128); power's rules apply as is.
@@ -246,9 +251,11 @@ fmod = _binary_prim(
     jvp=[lambda t, a, x, y: t, lambda t, a, x, y: -t * _fmod_quotient(a, x, y)])
 
 # --- exponentials and logarithms -----------------------------------------------------------
-exp = primitive("exp", np.exp, vjp=[lambda g, a, x: g * a], jvp=[lambda t, a, x: t * a])
+exp = primitive("exp", np.exp, vjp=[lambda g, a, x: multiply(g, a)],
+                jvp=[lambda t, a, x: multiply(t, a)])
 exp2 = _unary("exp2", np.exp2, lambda a, x: a * LN2)
-log = primitive("log", np.log, vjp=[lambda g, a, x: g / x], jvp=[lambda t, a, x: t / x])
+log = primitive("log", np.log, vjp=[lambda g, a, x: divide(g, x)],
+                jvp=[lambda t, a, x: divide(t, x)])
 log2 = _unary_div("log2", np.log2, lambda a, x: x * LN2)
 log10 = _unary_div("log10", np.log10, lambda a, x: x * LN10)
 log1p = primitive("log1p", np.log1p, vjp=[lambda g, a, x: g / (1.0 + x)],
@@ -300,10 +307,10 @@ def softplus(x):
 
 
 # --- trigonometric and hyperbolic ----------------------------------------------------------
-sin = primitive("sin", np.sin, vjp=[lambda g, a, x: g * cos(x)],
-                jvp=[lambda t, a, x: t * cos(x)])
-cos = primitive("cos", np.cos, vjp=[lambda g, a, x: -g * sin(x)],
-                jvp=[lambda t, a, x: -t * sin(x)])
+sin = primitive("sin", np.sin, vjp=[lambda g, a, x: multiply(g, cos(x))],
+                jvp=[lambda t, a, x: multiply(t, cos(x))])
+cos = primitive("cos", np.cos, vjp=[lambda g, a, x: multiply(negative(g), sin(x))],
+                jvp=[lambda t, a, x: multiply(negative(t), sin(x))])
 tan = _unary("tan", np.tan, lambda a, x: 1.0 + a * a)
 # (1 - x)(1 + x) instead of 1 - x*x: no cancellation near |x| = 1.
 arcsin = _unary_div("arcsin", np.arcsin, lambda a, x: sqrt((1.0 - x) * (1.0 + x)))
@@ -311,8 +318,9 @@ arccos = _unary_div("arccos", np.arccos, lambda a, x: -sqrt((1.0 - x) * (1.0 + x
 arctan = _unary_div("arctan", np.arctan, lambda a, x: 1.0 + x * x)
 sinh = _unary("sinh", np.sinh, lambda a, x: cosh(x))
 cosh = _unary("cosh", np.cosh, lambda a, x: sinh(x))
-tanh = primitive("tanh", np.tanh, vjp=[lambda g, a, x: g * (1.0 - a * a)],
-                 jvp=[lambda t, a, x: t * (1.0 - a * a)])
+tanh = primitive("tanh", np.tanh,
+                 vjp=[lambda g, a, x: multiply(g, subtract(1.0, multiply(a, a)))],
+                 jvp=[lambda t, a, x: multiply(t, subtract(1.0, multiply(a, a)))])
 arcsinh = _unary_div("arcsinh", np.arcsinh, lambda a, x: hypot(x, 1.0))  # no x*x overflow
 arccosh = _unary_div("arccosh", np.arccosh, lambda a, x: sqrt(x - 1.0) * sqrt(x + 1.0))
 arctanh = _unary_div("arctanh", np.arctanh, lambda a, x: (1.0 - x) * (1.0 + x))

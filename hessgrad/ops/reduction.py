@@ -34,7 +34,7 @@ def kept_shape(shape, axis):
 def expand_to(g, x, axis, keepdims):
     """A reduced gradient ``g`` broadcast back over the input's shape."""
     shape = shape_of(x)
-    if not keepdims:
+    if not keepdims and axis is not None:  # a full reduction's 0-d gradient broadcasts as is
         g = reshape(g, shape=kept_shape(shape, axis))
     return broadcast_to(g, shape=shape)
 
