@@ -37,10 +37,6 @@ def _env_flag(name, default=True):
     return default if value is None else value.strip().lower() not in ("0", "false", "no", "")
 
 
-# Batches of at most this many members run the compiled graph once per member instead of
-# the batched plan (see ConcreteFunction.run_batched).
-SMALL_BATCH = 8
-
 # The compiler sits above the engine (it knows op names), so it registers itself here when
 # hessgrad is imported; without one, plans run as they are.
 PLAN_COMPILER = None
@@ -131,16 +127,7 @@ class ConcreteFunction:
         """Outputs for leaves whose flagged members carry a leading batch axis."""
         fed = [leaves[i] for i in self.inputs]
         flags = [batched[i] for i in self.inputs]
-        k = next((len(v) for v, f in zip(fed, flags) if f), 0)
-        runner = self.compiled if 0 < k <= SMALL_BATCH else None
-        if runner is not None:
-            # A few members (the colors of a sparse Hessian): the compiled, fused runner once
-            # per member beats batched numpy ops that each pass over k times the data.
-            runs = [runner.run([v[j] if f else v for v, f in zip(fed, flags)]) for j in range(k)]
-            values = [np.stack([np.asarray(r[i]) for r in runs]) for i in range(len(runs[0]))]
-        else:
-            compiled = self.compiled
-            values = (compiled or self.plan).run_batched(fed, flags)
+        values = (self.compiled or self.plan).run_batched(fed, flags)
         outs = list(self.outputs)
         for k, v in zip(self._fetch_index, values):
             outs[k] = v

@@ -235,16 +235,14 @@ def test_transcendentals_stay_numpy_ufuncs_between_kernels(monkeypatch):
     assert g.get_concrete_function(x).compiled.counts_after == {"fused": 1}
 
 
-def test_compiled_lazily_and_large_batches_compile_a_batched_program():
-    from hessgrad.engine.function import SMALL_BATCH
-
+def test_compiled_lazily_and_batches_compile_a_batched_program_per_size():
     f = hg.function(lambda x: hnp.sum(x * x))
     x = np.ones(3)
     c = f.get_concrete_function(x)
     assert c._compiled is None and c.compile_time == 0.0
-    big = np.ones((SMALL_BATCH + 1, 3))
-    np.testing.assert_allclose(f.map(big), np.full(SMALL_BATCH + 1, 3.0))
-    assert list(c._compiled._batched) == [(SMALL_BATCH + 1, (True,))]
+    for k in (1, 9):
+        np.testing.assert_allclose(f.map(np.ones((k, 3))), np.full(k, 3.0))
+    assert list(c._compiled._batched) == [(1, (True,)), (9, (True,))]
     assert f.compile_time > 0
 
 
@@ -276,7 +274,7 @@ def test_batched_programs_equal_the_plan_on_basis_and_general_batches(name, f, x
         got = compiled.run_batched([x, V], [False, True])
         want = plain.run_batched([x, V], [False, True])
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
-        assert compiled._compiled._batched  # the batched program ran, not the plan
+        assert compiled._compiled._batched[(len(V), (False, True))]  # not the plan
     with pytest.raises(ValueError, match="placeholder"):
         compiled.run_batched([x, np.ones((12, n + 1))], [False, True])
 
@@ -288,13 +286,6 @@ def test_unbatched_fetches_are_broadcast_over_the_batch():
     dots, ys = c.run_batched([X, np.ones(3)], [True, False])
     np.testing.assert_allclose(dots, X.sum(axis=1))
     np.testing.assert_allclose(ys, np.full(10, 3.0))
-
-
-def test_small_batches_run_the_compiled_graph_per_member():
-    f = hg.function(lambda x: hnp.sum(x * x))
-    X = np.arange(6.0).reshape(2, 3)
-    np.testing.assert_allclose(f.map(X), (X * X).sum(axis=1))
-    assert f.get_concrete_function(np.ones(3))._compiled is not None
 
 
 def test_float32_and_tensor_inputs():
