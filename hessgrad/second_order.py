@@ -235,11 +235,12 @@ def hessian(f, argnums=0, *, sparse=False, detect_sparsity=True, **sparse_option
     traced = function(hvp(f, argnums))  # one trace per argument signature, reused at every x
     structure = [STRUCTURE_CHECK(f) if detect_sparsity and STRUCTURE_CHECK else None]
 
-    def structured(args, kwargs, nums):
+    def structured(args, kwargs):
         """The Hessian from colored products, or None (dense problem, or not applicable)."""
         check = structure[0]
-        if check is None or kwargs or nums != (0,) or not isinstance(argnums, int) or \
-                np.asarray(args[0]).dtype.kind != "f":
+        if check is None or kwargs or argnums not in (0, -len(args)) or not args or \
+                type(args[0]) is not np.ndarray or args[0].dtype.kind != "f" or \
+                not _is_plain(args[1:]):
             return None
         try:
             return check.dense(*args)
@@ -267,6 +268,9 @@ def hessian(f, argnums=0, *, sparse=False, detect_sparsity=True, **sparse_option
         return batched, concrete.plan.largest_batched_size(feed_flags)
 
     def hessian_f(*args, **kwargs):
+        h = structured(args, kwargs)
+        if h is not None:
+            return h
         single, nums = _argnums(argnums, len(args), "hessian")
         plain = _is_plain(args)
         for i in nums:
@@ -278,9 +282,6 @@ def hessian(f, argnums=0, *, sparse=False, detect_sparsity=True, **sparse_option
         sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
         if not plain:
             return _hessian_tensors(f, args, kwargs, nums, single, shapes, sizes)
-        h = structured(args, kwargs, nums)
-        if h is not None:
-            return h
         dtype = np.result_type(*[np.asarray(args[i]).dtype for i in nums], np.float32)
         batched, largest = batched_products(args, kwargs, single, shapes, dtype)
         chunk = max(1, HESSIAN_BATCH_BYTES // (8 * max(largest, 1)))

@@ -39,6 +39,8 @@ def _check(what, method, coloring, dense_threshold, probes=1):
 
 
 def _arg_key(args):
+    if all(type(a) is np.ndarray for a in args):  # the common case, without flattening
+        return tuple(("A", a.shape, a.dtype.str) for a in args)
     key = []
     for a in flatten(list(args)):
         if isinstance(a, (Tensor, np.ndarray, np.generic, float)):
@@ -71,7 +73,10 @@ class _Compressed:
         self.concrete = self.fn.get_concrete_function(x, *args, np.zeros(u_shape, x.dtype))
 
     def __call__(self, x, args, batch):
-        leaves = flatten(((x,) + tuple(args) + (batch,), {}))
+        if all(type(a) is np.ndarray for a in args):
+            leaves = [x, *args, batch]
+        else:
+            leaves = flatten(((x,) + tuple(args) + (batch,), {}))
         flags = [False] * (len(leaves) - 1) + [True]
         return np.asarray(self.concrete.run_batched(leaves, flags))
 
