@@ -43,15 +43,18 @@ def check_unconnected(value):
     raise ValueError(f"unconnected_gradients must be 'none' or 'zero', got {value!r}")
 
 
-def backprop(targets, target_grads, sources, producer, *, stop=(), aggregation_method=None,
-             unconnected=UnconnectedGradients.NONE):
+def backprop(targets, target_grads, sources, producer=None, *, nodes=None, stop=(),
+             aggregation_method=None, unconnected=UnconnectedGradients.NONE):
     """Gradients of ``sum(targets)`` (weighted by ``target_grads``) with respect to ``sources``.
 
     Args:
         targets: tensors to differentiate.
         target_grads: one per target: the incoming gradient, or None for ones.
         sources: tensors to differentiate with respect to.
-        producer: ``producer(tensor) -> (node, output_index)`` or None for a leaf.
+        producer: ``producer(tensor) -> (node, output_index)`` or None for a leaf; the nodes
+            are found by searching back from the targets.
+        nodes: instead of ``producer``, every candidate node in creation order (a tape's
+            record); those that the targets do not depend on are skipped on the way back.
         stop: tensors that gradients do not flow through (they may still be sources).
         aggregation_method: an :class:`AggregationMethod` constant or None.
         unconnected: :class:`UnconnectedGradients` value for sources that get no gradient.
@@ -63,27 +66,12 @@ def backprop(targets, target_grads, sources, producer, *, stop=(), aggregation_m
     counting: a node runs only after every consumer of its outputs has contributed.
     """
     stop_ids = {id(t) for t in stop} if stop else ()
-    # 1. Nodes reachable backwards from the targets (never through a stopped tensor).
-    reached = {}
-    stack = list(targets)
-    while stack:
-        t = stack.pop()
-        if stop_ids and id(t) in stop_ids:
-            continue
-        p = producer(t)
-        if p is None:
-            continue
-        node = p[0]
-        if id(node) in reached:
-            continue
-        reached[id(node)] = node
-        for a in node.inputs:
-            if isinstance(a, Tensor):
-                stack.append(a)
+    if nodes is None:
+        nodes = _reached(targets, producer, stop_ids)
     # 2. Of those, in topological order, the nodes that depend on a source.
     connected = {id(s) for s in sources if is_differentiable_dtype(s.dtype)}
     relevant = []
-    for node in sorted(reached.values(), key=_seq):
+    for node in nodes:
         if node.prim.nondiff:
             continue
         for a in node.inputs:
@@ -173,6 +161,28 @@ class _Parts(list):
     """Gradient contributions to one tensor, not summed yet."""
 
     __slots__ = ()
+
+
+def _reached(targets, producer, stop_ids):
+    """The nodes reachable backwards from the targets (never through a stopped tensor), in
+    creation order."""
+    reached = {}
+    stack = list(targets)
+    while stack:
+        t = stack.pop()
+        if stop_ids and id(t) in stop_ids:
+            continue
+        p = producer(t)
+        if p is None:
+            continue
+        node = p[0]
+        if id(node) in reached:
+            continue
+        reached[id(node)] = node
+        for a in node.inputs:
+            if isinstance(a, Tensor):
+                stack.append(a)
+    return sorted(reached.values(), key=_seq)
 
 
 def _seq(node):

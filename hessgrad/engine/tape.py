@@ -32,9 +32,10 @@ class GradientTape(Recorder):
     def __init__(self, persistent=False, watch_accessed_variables=True):
         self._persistent = persistent
         self._watch_accessed_variables = watch_accessed_variables
-        # id(tensor) -> (tensor, None for a watched leaf or (producing node, output index));
-        # holding the tensor keeps its id from being reused
+        # id(tensor) -> tensor, for the watched tensors and the outputs of recorded ops; holding
+        # the tensor keeps its id from being reused
         self._tracked = {}
+        self._nodes = []        # the recorded ops, in creation (topological) order
         self._variables = {}    # id(Variable) -> Variable, in the order they were watched
         self._used = False
 
@@ -54,6 +55,7 @@ class GradientTape(Recorder):
     def reset(self):
         """Forget everything recorded so far (the tape keeps recording if it was)."""
         self._tracked.clear()
+        self._nodes.clear()
         self._variables.clear()
         self._used = False
 
@@ -66,7 +68,7 @@ class GradientTape(Recorder):
                                  "or Variable; convert it with hg.constant first")
             if not is_differentiable_dtype(t.dtype):
                 continue  # integer and boolean tensors are constants (TensorFlow warns)
-            self._tracked.setdefault(id(t), (t, None))
+            self._tracked.setdefault(id(t), t)
             if isinstance(t, Variable):
                 self._variables.setdefault(id(t), t)
 
@@ -76,9 +78,12 @@ class GradientTape(Recorder):
 
     def observe(self, prim, args, params, outs, node, level):
         tracked = self._tracked
-        if prim is READ and type(args[0]) is Variable and id(args[0]) not in tracked:
+        if prim is READ:
+            if id(outs[0]) in tracked:  # a graph's cached variable read, shown again
+                return node
             var = args[0]
-            if self._watch_accessed_variables and var.trainable:
+            if type(var) is Variable and id(var) not in tracked and \
+                    self._watch_accessed_variables and var.trainable:
                 self.watch(var)
         for a in args:
             if id(a) in tracked:  # only tensors are tracked, and live objects' ids differ
@@ -87,21 +92,14 @@ class GradientTape(Recorder):
             return node
         if node is None:
             node = Node(prim, args, params, outs)
-        if len(outs) == 1:
-            o = outs[0]
-            tracked[id(o)] = (o, (node, 0))
-        else:
-            for k, o in enumerate(outs):
-                tracked[id(o)] = (o, (node, k))
+        self._nodes.append(node)
+        for o in outs:
+            tracked[id(o)] = o
         return node
 
     def tracks(self, t):
         """Whether gradients of ``t`` with respect to watched tensors are being recorded."""
         return id(t) in self._tracked
-
-    def _producer(self, t):
-        entry = self._tracked.get(id(t))
-        return None if entry is None else entry[1]
 
     # --- differentiation -------------------------------------------------------------------
     def gradient(self, target, sources, output_gradients=None,
@@ -152,15 +150,16 @@ class GradientTape(Recorder):
         try:
             if innermost:
                 with paused_from(len(recorders) - 1):
-                    return backprop(targets, target_grads, sources, self._producer,
+                    return backprop(targets, target_grads, sources, nodes=self._nodes,
                                     unconnected=unconnected)
-            return backprop(targets, target_grads, sources, self._producer,
+            return backprop(targets, target_grads, sources, nodes=self._nodes,
                             unconnected=unconnected)
         finally:
             self.paused = was_paused
 
     def _release(self):
         self._tracked = {}
+        self._nodes = []
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
                  parallel_iterations=None, experimental_use_pfor=True):
