@@ -15,6 +15,8 @@ import numpy as np
 from ..engine.graph import _batch_by_loop
 from ..engine.registry import PRIMITIVES, get
 from ..ops.batching import elementwise as _elementwise_rule
+from ..ops.core import _is_basic_index
+from ..ops.reduction import _axes
 from .ir import Op, known
 
 
@@ -22,17 +24,32 @@ class Unbatchable(Exception):
     """The program cannot be rewritten (an output shape is only known at run time)."""
 
 
-def _accumulate_batched(*terms, flags, shape, dtype, indices):
-    """The batched form of passes._accumulate: the slices sit behind the batch axis."""
-    k = next(len(t) for t, f in zip(terms, flags) if f)
-    out = np.zeros((k,) + tuple(shape), dtype)
-    for term, flag, index in zip(terms, flags, indices):
-        parts = () if index is None else (index if isinstance(index, tuple) else (index,))
-        target = (slice(None),) + parts
-        if not flag and np.ndim(term):
-            term = term[None]  # the same term for every batch member
-        out[target] += term
-    return out
+REDUCTIONS = {"sum", "mean", "max", "min", "prod", "logsumexp"}
+
+
+def _behind_batch(index):
+    """A basic index of the core axes applied behind the batch axis."""
+    return (slice(None),) + (index if isinstance(index, tuple) else (index,))
+
+
+def _same_op_params(op, core_ndim, k):
+    """Params under which ``op`` computes its batched result directly when its one operand
+    carries the batch axis in front (numpy then runs one call, and fusion and code generation
+    see an ordinary op), or None when only the batching rule can."""
+    p = op.params
+    if op.name == "getitem" and _is_basic_index(p["index"]):
+        return {**p, "index": _behind_batch(p["index"])}
+    if op.name == "reshape":
+        shape = p["shape"]
+        return {**p, "shape": (k,) + ((shape,) if isinstance(shape, (int, np.integer))
+                                      else tuple(shape))}
+    if op.name == "transpose":
+        axes = p.get("axes")
+        core = reversed(range(core_ndim)) if axes is None else (a % core_ndim for a in axes)
+        return {**p, "axes": (0,) + tuple(a + 1 for a in core)}
+    if op.name in REDUCTIONS:
+        return {**p, "axis": tuple(a + 1 for a in _axes(p.get("axis"), core_ndim))}
+    return None
 
 
 def _reshape(a, shape):
@@ -94,10 +111,16 @@ def batch_program(prog, ops, flags, k):
         prim = PRIMITIVES.get(op.name)
         if prim is not None and prim.batch_rule is _elementwise_rule:
             new_ops.append(_elementwise(out, op, arg_flags, new_ops))
-        elif op.name == "accumulate":
-            new_ops.append(Op("batched:accumulate", _accumulate_batched, op.args,
-                              {"flags": tuple(arg_flags), **op.params}, op.outs, False,
-                              op.node, op.nodes))
+        elif op.name == "accumulate":  # unbatched terms broadcast over the batch
+            params = {**op.params, "shape": (k,) + tuple(op.params["shape"]),
+                      "indices": tuple(None if i is None else _behind_batch(i)  # None: all
+                                       for i in op.params["indices"])}
+            new_ops.append(Op(op.name, op.fn, op.args, params, op.outs, False, op.node,
+                              op.nodes))
+        elif len(op.args) == 1 and (params := _same_op_params(
+                op, len(prog.info[op.args[0]][0]), k)) is not None:
+            new_ops.append(Op(op.name, op.fn, op.args, params, op.outs, op.multi, op.node,
+                              op.nodes))
         else:
             prim = prim or get(op.name)
             rule = prim.batch_rule or _batch_by_loop(prim.multiple_results)

@@ -260,6 +260,10 @@ def _batched_cases():
         # a matrix argument: reductions with axes, broadcasting of a lower-rank batch
         ("rows", lambda w: hnp.sum(hnp.log(hnp.sum(hnp.exp(w * W), axis=1))) +
          hnp.sum(hnp.tanh(w) * hnp.sum(w, axis=0)), rng.standard_normal((3, 4))),
+        # newaxis, transpose, reshape, keepdims and max reductions behind the batch axis
+        ("shapes", lambda w: hnp.sum((w.T @ w)[None] ** 2) +
+         hnp.sum(hnp.max(hnp.reshape(w, (4, 3)), axis=-1) ** 3) +
+         hnp.sum(hnp.mean(w * w, axis=0, keepdims=True) * w), rng.standard_normal((3, 4))),
     ]
 
 
