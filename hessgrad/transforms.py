@@ -24,8 +24,19 @@ def _argnums(argnums, nargs, fname):
     return single, tuple(i % nargs for i in nums)
 
 
+_NESTED = (list, tuple, dict)
+
+
+def _leaves(x):
+    return flatten(x) if isinstance(x, _NESTED) else [x]  # the common bare array: no walk
+
+
+def _pack(structure, leaves):
+    return pack_as(structure, leaves) if isinstance(structure, _NESTED) else leaves[0]
+
+
 def _is_plain(args):
-    return not any(isinstance(leaf, Tensor) for leaf in flatten(list(args)))
+    return not any(isinstance(leaf, Tensor) for a in args for leaf in _leaves(a))
 
 
 def _fresh(leaf, fname, argnum):
@@ -52,8 +63,8 @@ def _lift(args, nums, fname):
     args = list(args)
     sources = []
     for i in nums:
-        leaves = [_fresh(leaf, fname, i) for leaf in flatten(args[i])]
-        args[i] = pack_as(args[i], leaves)
+        leaves = [_fresh(leaf, fname, i) for leaf in _leaves(args[i])]
+        args[i] = _pack(args[i], leaves)
         sources.extend(leaves)
     return args, sources
 
@@ -62,16 +73,16 @@ def _out(x, plain):
     """numpy for plain callers, tensors otherwise (structures kept)."""
     if not plain:
         return x
-    return pack_as(x, [leaf.numpy() if isinstance(leaf, Tensor) else leaf
-                       for leaf in flatten(x)])
+    return _pack(x, [leaf.numpy() if isinstance(leaf, Tensor) else leaf
+                     for leaf in _leaves(x)])
 
 
 def _group(args, nums, flat, single):
     """Regroup a flat list of per-leaf results like the differentiated arguments."""
     out, k = [], 0
     for i in nums:
-        n = len(flatten(args[i]))
-        out.append(pack_as(args[i], flat[k:k + n]))
+        n = len(_leaves(args[i]))
+        out.append(_pack(args[i], flat[k:k + n]))
         k += n
     return out[0] if single else tuple(out)
 

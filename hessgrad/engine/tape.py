@@ -62,7 +62,7 @@ class GradientTape(Recorder):
     # --- watching --------------------------------------------------------------------------
     def watch(self, tensor):
         """Track a tensor (or a nested structure of them) for differentiation."""
-        for t in flatten(tensor):
+        for t in [tensor] if isinstance(tensor, Tensor) else flatten(tensor):
             if not isinstance(t, Tensor):
                 raise ValueError(f"GradientTape.watch: passed in {t!r}, which is not a Tensor "
                                  "or Variable; convert it with hg.constant first")
@@ -121,8 +121,9 @@ class GradientTape(Recorder):
         if self._used and not self._persistent:
             raise RuntimeError("A non-persistent GradientTape can only be used to compute one "
                                "set of gradients (or jacobians)")
-        targets = flatten(target)
-        flat_sources = flatten(sources)
+        targets = [target] if isinstance(target, Tensor) else flatten(target)
+        single = isinstance(sources, Tensor)
+        flat_sources = [sources] if single else flatten(sources)
         for s in flat_sources:
             if not isinstance(s, Tensor):
                 raise ValueError(f"GradientTape.gradient: source {s!r} is not a Tensor or "
@@ -138,7 +139,7 @@ class GradientTape(Recorder):
         grads = self._backprop(targets, target_grads, flat_sources, unconnected)
         if not self._persistent:
             self._release()
-        return pack_as(sources, grads)
+        return grads[0] if single else pack_as(sources, grads)
 
     def _backprop(self, targets, target_grads, sources, unconnected):
         self._used = True

@@ -190,10 +190,11 @@ def _pow_dx(x, y):
     """d(x**y)/dx = y * x**(y-1), exact at y == 0 (no 0 * 0**-1) and cheap for y in {1, 2}."""
     if isinstance(y, Tensor):
         return y * x ** where(equal(y, 0), 1.0, y - 1.0)
-    y = np.asarray(y)
-    if y.ndim:
-        return y * x ** np.where(y == 0, 1.0, y - 1.0)
-    y = y.item()
+    if not isinstance(y, (int, float)):
+        y = np.asarray(y)
+        if y.ndim:
+            return y * x ** np.where(y == 0, 1.0, y - 1.0)
+        y = y.item()
     if y == 0:
         return zeros_like(x)
     if y == 1:
