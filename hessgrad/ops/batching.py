@@ -116,6 +116,8 @@ def _unit_rows(v):
     rows, cols = np.nonzero(v)
     if not np.array_equal(rows, np.arange(len(v))) or not np.all(v[rows, cols] == 1):
         return None
+    if cols[-1] - cols[0] == len(cols) - 1 and np.all(np.diff(cols) == 1):
+        return slice(int(cols[0]), int(cols[-1]) + 1)  # consecutive: a view, no copy
     return cols
 
 
@@ -131,12 +133,15 @@ def _matmul(forward, args, flags):
     if fa and not fb and nb == 2 and na >= 1:
         # (k, ..., n, p) @ (p, m): one GEMM over all leading rows.
         return np.matmul(a, b)
-    if fb and not fa and na == 2 and nb in (1, 2):
-        # A @ (k, p[, m]): stack the batch into the columns of one GEMM.
+    if fb and not fa and na == 2 and (nb == 1 or (nb == 2 and b.shape[2] == 1)):
+        # A @ v for k vectors (or (p, 1) columns): the rows of V A^T, one GEMM, no copies
+        out = np.matmul(b if nb == 1 else b[:, :, 0], a.T)
+        return out if nb == 1 else out[:, :, None]
+    if fb and not fa and na == 2 and nb == 2:
+        # A @ (k, p, m): stack the batch into the columns of one GEMM.
         k = b.shape[0]
-        cols = b.T if nb == 1 else np.moveaxis(b, 0, 1).reshape(b.shape[1], -1)
-        out = np.matmul(a, cols)
-        return out.T if nb == 1 else np.moveaxis(out.reshape(a.shape[0], k, -1), 1, 0)
+        out = np.matmul(a, np.moveaxis(b, 0, 1).reshape(b.shape[1], -1))
+        return np.moveaxis(out.reshape(a.shape[0], k, -1), 1, 0)
     if fb and not fa and na == 1 and nb >= 1:
         return np.matmul(a, b)                       # (p,) @ (k, p[, m])
     if fa and fb and na == nb:
