@@ -6,6 +6,7 @@ import sys
 import numpy as np
 import pytest
 
+import hessgrad as hg
 from hessgrad import cli, problems
 
 USER_MODULE = '''
@@ -63,6 +64,19 @@ def test_analyze_quadratic_exact_eigenvalues(capsys, tmp_path):
     assert result["negative_count"]["estimate"] == pytest.approx(0.0, abs=1e-8)
     assert result["exact"]["trace"] == pytest.approx(exact["trace"])
     assert result["n"] == 40 and result["hvp_count"] > 0
+
+
+def test_analyze_prints_dense_reference_values_for_small_problems(capsys, tmp_path):
+    path = tmp_path / "out.json"
+    code, out, err = run(capsys, "analyze", "mlp", "--k", "2", "--json", str(path))
+    assert code == 0, err
+    result = json.loads(path.read_text())
+    target = problems.get("mlp")
+    lam = np.linalg.eigvalsh(hg.hessian(target.fun)(target.x0))
+    np.testing.assert_allclose(result["exact"]["top_eigenvalues"], lam[::-1][:2], rtol=1e-10)
+    assert result["exact"]["negative_count"] == int(np.sum(lam < 0))
+    assert result["exact"]["trace"] == pytest.approx(lam.sum(), rel=1e-10)
+    np.testing.assert_allclose(result["top_eigenvalues"], lam[::-1][:2], rtol=1e-8)
 
 
 def test_analyze_saddle_counts_negative_eigenvalues(capsys):
