@@ -1,6 +1,8 @@
 """Structural primitives the engine itself needs: constants, zeros/ones, add_n, sum_to,
 broadcast_to, reshape, stack, one-hot seeds, cast, stop_gradient."""
 
+import math
+
 import numpy as np
 
 from ..engine.graph import get_default_graph
@@ -8,12 +10,18 @@ from ..engine.registry import primitive
 from ..engine.tensor import Tensor, shape_of
 
 
+def _shape_dtype(x):
+    if isinstance(x, (np.ndarray, np.generic)):  # skip np.shape/np.result_type dispatch
+        return x.shape, x.dtype
+    return np.shape(x), np.result_type(x)
+
+
 def _zeros_like(x):
-    return np.zeros(np.shape(x), dtype=np.result_type(x))
+    return np.zeros(*_shape_dtype(x))
 
 
 def _ones_like(x):
-    return np.ones(np.shape(x), dtype=np.result_type(x))
+    return np.ones(*_shape_dtype(x))
 
 
 zeros_like = primitive("zeros_like", _zeros_like, nondiff=True)
@@ -47,7 +55,17 @@ def _sum_to(x, shape):
     return out.reshape(shape)
 
 
+# np.broadcast_to costs microseconds of Python per call: results up to this size are filled
+# instead (a writable copy rather than a read-only view; nothing relies on either).
+_FILL_MAX = 4096
+
+
 def _broadcast_to(x, shape):
+    x = np.asarray(x)
+    if x.shape == tuple(shape):
+        return x
+    if math.prod(shape) <= _FILL_MAX:
+        return np.full(shape, x)
     return np.broadcast_to(x, shape)
 
 
