@@ -43,7 +43,9 @@ def bind(prim, args, params):
     recorders = STATE.recorders
     if recorders and not prim.nondiff:
         limit = STATE.limit
-        if limit is None and plain and len(recorders) == 1:  # one tape: skip notify()
+        # One recorder sees the op (a tape; an accumulator around a tape's backward pass):
+        # skip notify().
+        if plain and (limit == 1 or limit is None and len(recorders) == 1):
             r = recorders[0]
             if not r.paused:
                 r.observe(prim, args, params, (t,), None, 0)

@@ -4,7 +4,7 @@ from .backprop import UnconnectedGradients, check_unconnected
 from .dispatch import bind
 from .nest import flatten, pack_as
 from .registry import get
-from .state import Recorder, paused_from
+from .state import STATE, Recorder
 from .tensor import Tensor, dtype_of, is_differentiable_dtype, shape_of
 
 
@@ -62,25 +62,29 @@ class ForwardAccumulator(Recorder):
         tangents = self._tangents
         arg_tangents = None
         for k, a in enumerate(args):
-            if isinstance(a, Tensor):
-                entry = tangents.get(id(a))
-                if entry is not None:
-                    if arg_tangents is None:
-                        arg_tangents = [None] * len(args)
-                    arg_tangents[k] = entry[1]
+            entry = tangents.get(id(a))  # only tensors are keys, and live objects' ids differ
+            if entry is not None:
+                if arg_tangents is None:
+                    arg_tangents = [None] * len(args)
+                arg_tangents[k] = entry[1]
         if arg_tangents is None:
             return node
-        with paused_from(level):
+        saved = STATE.limit  # paused_from(level), inlined: this runs for every observed op
+        STATE.limit = level if saved is None else min(saved, level)
+        try:
             out_tangents = push_tangents(prim, args, params, outs, arg_tangents)
+        finally:
+            STATE.limit = saved
         for o, t in zip(outs, out_tangents):
-            if t is not None and is_differentiable_dtype(o.dtype):
+            if t is not None and o._dtype_kind() in "fc":
                 tangents[id(o)] = (o, t)
         return node
 
 
 def push_tangents(prim, args, params, outs, arg_tangents):
     """Output tangents of ``outs = prim(*args)`` given input tangents (None = zero)."""
-    if prim.jvps is None and not prim.linear:
+    jvps = prim.jvps
+    if jvps is None and not prim.linear:
         raise LookupError(f"No forward-mode rule (JVP) defined for op type {prim.name}")
     ans = outs if prim.multiple_results else outs[0]
     if prim.linear:
@@ -91,18 +95,21 @@ def push_tangents(prim, args, params, outs, arg_tangents):
                   for a, t in zip(args, arg_tangents)]
         out = bind(prim, filled, params)
     elif prim.joint_jvp:
-        out = prim.jvps(arg_tangents, ans, *args, **params)
+        out = jvps(arg_tangents, ans, *args, **params)
     else:
         out = None
-        add = get("add")
+        n_rules = len(jvps)
         for k, t in enumerate(arg_tangents):
-            if t is None or k >= len(prim.jvps) or prim.jvps[k] is None:
+            if t is None or k >= n_rules or jvps[k] is None:
                 continue
-            term = prim.jvps[k](t, ans, *args, **params)
+            term = jvps[k](t, ans, *args, **params)
             if term is not None:
-                out = term if out is None else bind(add, (out, term), {})
+                out = term if out is None else bind(get("add"), (out, term), {})
     if prim.multiple_results:
         return tuple(out)
-    if out is not None and shape_of(out) != ans.shape:  # a rule may leave broadcasting to us
+    if out is None or type(out) is Tensor and out._value is not None and \
+            ans._value is not None and out._value.shape == ans._value.shape:
+        return (out,)
+    if shape_of(out) != ans.shape:  # a rule may leave broadcasting to us
         out = bind(get("broadcast_to"), (out,), {"shape": ans.shape})
     return (out,)
