@@ -6,9 +6,11 @@ fetches with
 
 1. the optimizer (:mod:`.passes`): dead code, common subexpressions, gradient-graph
    simplifications, in-place accumulation of sliced gradients;
-2. fusion (:mod:`.fusion`, when ``jit_kernels``): trees of large elementwise ops, with a
+2. when ``jit_kernels`` and the program is small and made only of ops it translates, the
+   whole program becomes one Numba function (:mod:`.wholegraph`); otherwise
+3. fusion (:mod:`.fusion`, when ``jit_kernels``): trees of large elementwise ops, with a
    final sum, become one Numba kernel each;
-3. code generation (:mod:`.codegen`): one straight-line Python function over locals, freeing
+4. code generation (:mod:`.codegen`): one straight-line Python function over locals, freeing
    intermediates at their last use and reusing dead buffers in place.
 
 Batched runs (dense Hessians push blocks of tangents through one run) use the optimized
@@ -33,6 +35,7 @@ from .codegen import generate
 from .fusion import MIN_SIZE, fuse
 from .ir import Program
 from .passes import optimize
+from .wholegraph import build as build_whole_graph
 
 __all__ = ["CompiledPlan", "compile_plan", "MIN_SIZE"]  # MIN_SIZE: the default at import
 
@@ -45,7 +48,8 @@ class CompiledPlan:
         counts_before, counts_after: steps per primitive name.
         optimized_steps: the optimized program, one line per op.
         source: the generated Python source.
-        kernel_sources: the source of every fused Numba kernel.
+        whole_graph: True when the whole program runs as one Numba function.
+        kernel_sources: the source of every Numba kernel (fused kernels, or the whole graph).
         compile_time: seconds spent optimizing and generating code, plus the first run
             (which compiles the Numba kernels, or loads them from the disk cache).
     """
@@ -59,16 +63,22 @@ class CompiledPlan:
         optimize(prog)
         self._optimized_ops = list(prog.ops)  # before fusion: what batched runs rewrite
         self._batched = {}
-        calls = fuse(prog, min_kernel_size) if jit_kernels else {}
         self.min_kernel_size = min_kernel_size
-        generated = generate(prog, calls)
+        whole = build_whole_graph(prog) if jit_kernels else None
+        self.whole_graph = whole is not None
+        if whole is None:
+            calls = fuse(prog, min_kernel_size) if jit_kernels else {}
+            whole = generate(prog, calls)
+            self.kernel_sources = [op.extra["source"] for op in prog.ops
+                                   if op.name == "fused"]
+        else:
+            self.kernel_sources = [whole.kernel_source]
         self.program = prog
         self.ops_after = len(prog.ops)
         self.counts_after = prog.counts()
-        self.source = generated.source
-        self.kernel_sources = [op.extra["source"] for op in prog.ops if op.name == "fused"]
+        self.source = whole.source
         self.jit_kernels = jit_kernels
-        self._fn = generated.fn
+        self._fn = whole.fn
         self.compile_time = time.perf_counter() - start
         self.run = self._first_run
 
@@ -78,7 +88,7 @@ class CompiledPlan:
 
     @property
     def fused_kernels(self):
-        return len(self.kernel_sources)
+        return 0 if self.whole_graph else len(self.kernel_sources)
 
     def _first_run(self, feed_values):
         start = time.perf_counter()
@@ -117,9 +127,12 @@ class CompiledPlan:
         return run
 
     def summary(self):
-        """A short text: steps before/after, fused kernels, compile time."""
-        return (f"{self.ops_before} steps -> {self.ops_after} ({self.fused_kernels} fused "
-                f"kernels), compiled in {self.compile_time * 1e3:.1f} ms")
+        """A short text: steps before/after, fused kernels or one whole-graph function,
+        compile time."""
+        kernels = "one Numba function" if self.whole_graph else \
+            f"{self.fused_kernels} fused kernels"
+        return (f"{self.ops_before} steps -> {self.ops_after} ({kernels}), "
+                f"compiled in {self.compile_time * 1e3:.1f} ms")
 
 
 def compile_plan(plan, jit_kernels=True, min_kernel_size=None):

@@ -37,6 +37,28 @@ def _feed_value(v, dtype, shape, name):
     return v
 
 
+def feed_checks(prog, ns, contiguous=False):
+    """Lines that validate and convert each feed ``v<slot>`` (binding what they use in
+    ``ns``); with ``contiguous`` a fed array is also made C-contiguous."""
+    ns.update(_ndarray=np.ndarray, _feed=_feed_value)
+    lines = []
+    for j, (s, dtype, shape, fname) in enumerate(zip(prog.feeds, prog.plan.feed_dtypes,
+                                                     prog.plan.feed_shapes,
+                                                     prog.plan.feed_names)):
+        ns[f"_D{j}"], ns[f"_S{j}"], ns[f"_N{j}"] = np.dtype(dtype), shape, fname
+        convert = f"_feed(v{s}, _D{j}, _S{j}, _N{j})"
+        if contiguous:
+            convert = f"_np.asarray({convert}, order=\"C\")"
+        if shape is not None and None not in shape:
+            layout = f" or not v{s}.flags.c_contiguous" if contiguous else ""
+            lines.append(f"if type(v{s}) is not _ndarray or v{s}.dtype != _D{j} or "
+                         f"v{s}.shape != _S{j}{layout}:")
+            lines.append(f"    v{s} = {convert}")
+        else:
+            lines.append(f"v{s} = {convert}")
+    return lines
+
+
 def _note_for(op):
     node = op.node
     where = f"while running graph node {node.name} (op {node.prim.name})"
@@ -59,7 +81,7 @@ def generate(prog, kernel_calls=None, name="compiled_graph"):
     """Python source for ``prog``; ``kernel_calls[id(op)]`` gives a fused op's call (a
     function ``(arg_names) -> expression``) and the objects it needs bound."""
     kernel_calls = kernel_calls or {}
-    ns = {"_np": np, "_ndarray": np.ndarray, "_feed": _feed_value}
+    ns = {"_np": np}
     consts = prog.consts
     fetched = set(prog.fetches)
 
@@ -93,17 +115,7 @@ def generate(prog, kernel_calls=None, name="compiled_graph"):
     lines = []
     line_ops = {}
     feed_names = [f"v{s}" for s in prog.feeds]
-    body = []
-    for j, (s, dtype, shape, fname) in enumerate(zip(prog.feeds, prog.plan.feed_dtypes,
-                                                     prog.plan.feed_shapes,
-                                                     prog.plan.feed_names)):
-        ns[f"_D{j}"], ns[f"_S{j}"], ns[f"_N{j}"] = np.dtype(dtype), shape, fname
-        if shape is not None and None not in shape:
-            body.append(f"if type(v{s}) is not _ndarray or v{s}.dtype != _D{j} or "
-                        f"v{s}.shape != _S{j}:")
-            body.append(f"    v{s} = _feed(v{s}, _D{j}, _S{j}, _N{j})")
-        else:
-            body.append(f"v{s} = _feed(v{s}, _D{j}, _S{j}, _N{j})")
+    body = feed_checks(prog, ns)
     for j, (s, var) in enumerate(prog.variables):
         ns[f"_var{j}"] = var
         body.append(f"v{s} = _var{j}._value")

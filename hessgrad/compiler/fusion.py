@@ -69,9 +69,11 @@ class _Group:
         self.reduce = None
 
 
-def _fusible(prog, op):
+def scalar_op(prog, op):
+    """True when ``op`` is an ELEMENTWISE op over float64/bool values (and scalar or
+    float64/bool constants) that a generated loop can compute one element at a time."""
     spec = ELEMENTWISE.get(op.name)
-    if spec is None or op.name in PREFER_NUMPY or op.multi or op.params or len(op.args) != spec[0]:
+    if spec is None or op.multi or op.params or len(op.args) != spec[0]:
         return False
     out = op.outs[0]
     if not known(prog.shape(out)) or prog.dtype(out) not in (_F64, _BOOL):
@@ -88,6 +90,10 @@ def _fusible(prog, op):
                                _literal(prog.consts[op.args[1]]) is None):
         return False  # power with a scalar exponent only
     return True
+
+
+def _fusible(prog, op):
+    return op.name not in PREFER_NUMPY and scalar_op(prog, op)
 
 
 def find_groups(prog, min_size=None):
