@@ -1,0 +1,150 @@
+"""Edge cases of the eager fast paths: one-recorder dispatch, the tape's node list handed to
+the backprop core, single contributions stored bare, and the per-argument shortcuts of grad."""
+
+import numpy as np
+import pytest
+
+import hessgrad as hg
+import hessgrad.numpy as hnp
+from hessgrad.engine import backprop as backprop_module
+
+
+def chain(x, n=20):
+    for i in range(n):
+        x = hnp.sin(x) if i % 2 == 0 else x * 1.01
+    return hnp.sum(x)
+
+
+def chain_grad(x, n=20):
+    g = np.ones_like(x)
+    xs = []
+    for i in range(n):
+        xs.append(x)
+        x = np.sin(x) if i % 2 == 0 else x * 1.01
+    for i in reversed(range(n)):
+        g = g * np.cos(xs[i]) if i % 2 == 0 else g * 1.01
+    return g
+
+
+X = np.linspace(0.1, 1.0, 5)
+
+
+def test_one_tape_matches_hand_written_gradient():
+    np.testing.assert_allclose(hg.grad(chain)(X), chain_grad(X), rtol=1e-14)
+
+
+def test_two_tapes_each_record_and_nest():
+    x = hg.constant(X)
+    with hg.GradientTape() as outer:
+        outer.watch(x)
+        with hg.GradientTape() as inner:
+            inner.watch(x)
+            y = hnp.sum(x ** 3)
+        g = inner.gradient(y, x)
+        z = hnp.sum(g)
+    np.testing.assert_allclose(g.numpy(), 3 * X ** 2)
+    np.testing.assert_allclose(outer.gradient(z, x).numpy(), 6 * X)
+
+
+def test_outer_tape_only_records_ops_on_what_it_watches():
+    x, w = hg.constant(X), hg.constant(2.0)
+    with hg.GradientTape() as outer:
+        outer.watch(w)
+        with hg.GradientTape() as inner:
+            inner.watch(x)
+            h = hnp.sin(x)                   # recorded by the inner tape only
+            y = hnp.sum(h * w)
+    np.testing.assert_allclose(inner.gradient(y, x).numpy(), 2.0 * np.cos(X))
+    assert not outer.tracks(h)
+    assert float(outer.gradient(y, w)) == pytest.approx(np.sin(X).sum())
+
+
+def test_persistent_tape_intermediate_sources_and_repeated_calls():
+    x = hg.constant(X)
+    with hg.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        h = hnp.sin(x)
+        y = hnp.sum(h * h) + hnp.sum(h)     # h has two consumers and is also a source
+    for _ in range(2):
+        dh, dx = tape.gradient(y, [h, x])
+        np.testing.assert_allclose(dh.numpy(), 2 * np.sin(X) + 1)
+        np.testing.assert_allclose(dx.numpy(), (2 * np.sin(X) + 1) * np.cos(X))
+    with tape:                               # recording more keeps the earlier record
+        z = hnp.sum(h * x)
+    np.testing.assert_allclose(tape.gradient(z, x).numpy(), X * np.cos(X) + np.sin(X))
+
+
+def test_watched_variable_takes_the_snapshot_path():
+    v = hg.Variable(X.copy())
+    with hg.GradientTape() as tape:
+        y = hnp.sum(v * v)
+    v.assign(np.zeros(5))                    # the recorded read keeps the old value
+    np.testing.assert_allclose(tape.gradient(y, v).numpy(), 2 * X)
+
+
+def test_variable_read_twice_in_a_traced_function():
+    v = hg.Variable(3.0)
+
+    @hg.function
+    def f():
+        with hg.GradientTape() as tape:
+            y = v * v + v                    # the graph's cached read is shown to the tape twice
+        return tape.gradient(y, v)
+    assert float(f()) == 7.0
+
+
+def test_accumulator_alone_and_around_a_tape():
+    x, t = hg.constant(X), hg.constant(np.ones(5))
+    with hg.ForwardAccumulator(x, t) as acc:
+        y = hnp.sum(hnp.sin(x) * 2.0)
+    assert float(acc.jvp(y)) == pytest.approx(2 * np.cos(X).sum())
+    np.testing.assert_allclose(hg.hvp(chain)(X, np.ones(5)),
+                               hg.hvp(chain, mode="rev-rev")(X, np.ones(5)), rtol=1e-12)
+
+
+def test_integer_inputs_are_constants():
+    n = hg.constant(np.arange(5))
+    x = hg.constant(X)
+    with hg.GradientTape() as tape:
+        tape.watch([n, x])
+        y = hnp.sum(x * n) + hnp.sum(n * 2)
+    dn, dx = tape.gradient(y, [n, x])
+    assert dn is None
+    np.testing.assert_allclose(dx.numpy(), np.arange(5.0))
+
+
+def test_stop_recording_hides_ops_from_the_only_tape():
+    x = hg.constant(X)
+    with hg.GradientTape() as tape:
+        tape.watch(x)
+        with tape.stop_recording():
+            h = hnp.sin(x)
+        y = hnp.sum(h * x)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), np.sin(X))
+
+
+def test_missing_rule_off_the_path_to_the_sources_is_not_an_error():
+    x, w = hg.constant(X), hg.constant(X)
+    with hg.GradientTape() as tape:
+        tape.watch([x, w])
+        u = hg.custom_gradient(lambda a: (a * 2.0, None))(w)  # no usable gradient for w
+        y = hnp.sum(x * x) + hnp.sum(u)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), 2 * X)
+
+
+def test_early_aggregation_of_many_contributions(monkeypatch):
+    monkeypatch.setattr(backprop_module, "EARLY_AGGREGATION_BYTES", 1)
+    x = hg.constant(X)
+    with hg.GradientTape() as tape:
+        tape.watch(x)
+        y = sum(hnp.sum(x * float(k)) for k in range(1, 10))
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), np.full(5, 45.0))
+
+
+def test_grad_of_nested_and_bare_arguments():
+    f = lambda a, b: hnp.sum(a["u"] * b) + hnp.sum(a["v"])  # noqa: E731
+    ga, gb = hg.grad(f, argnums=(0, 1))({"u": X, "v": X}, 2.0)
+    np.testing.assert_allclose(ga["u"], np.full(5, 2.0))
+    np.testing.assert_allclose(ga["v"], np.ones(5))
+    assert gb == pytest.approx(X.sum())
+    assert isinstance(hg.grad(lambda x: x * x)(3.0), np.floating)
