@@ -3,6 +3,8 @@
 They are the duck-typed operators that ``solvers`` and ``scipy.sparse.linalg`` accept.
 """
 
+from collections import OrderedDict
+
 import numpy as np
 
 from .engine.tensor import Tensor
@@ -10,11 +12,33 @@ from .second_order import make_hvp
 from .transforms import jvp, vjp
 
 
+# make_hvp(f, 0, mode) of recently used objectives: operators built at successive points of
+# an optimizer share its trace. Bounded, because each entry holds its f.
+_RECENT = OrderedDict()
+_RECENT_MAX = 16
+
+
+def _make_hvp(f, mode):
+    try:
+        key = (f, mode)
+        at = _RECENT.pop(key, None)
+    except TypeError:  # an unhashable callable
+        return make_hvp(f, 0, mode)
+    if at is None:
+        at = make_hvp(f, 0, mode)
+    _RECENT[key] = at
+    while len(_RECENT) > _RECENT_MAX:
+        _RECENT.popitem(last=False)
+    return at
+
+
 class HessianOperator:
     """The Hessian of scalar ``f`` at ``x`` as a linear operator on flat vectors.
 
-    The Hessian-vector product is traced once (forward-over-reverse by default) with ``x``
-    folded in as a constant, so each ``matvec`` re-runs only the part that depends on ``v``.
+    The Hessian-vector product is traced and compiled once per ``f`` and signature
+    (forward-over-reverse by default), shared by every operator of that ``f``; building one
+    at a new ``x`` runs the forward pass and gradient once, and each ``matvec`` re-runs only
+    the part that depends on ``v``.
 
     Args:
         f: scalar function of one array argument (extra ``args`` are held fixed).
@@ -37,7 +61,7 @@ class HessianOperator:
         self.shape = (x.size, x.size)
         self.dtype = x.dtype
         self.nmatvec = 0
-        self._hvp = make_hvp(lambda z, *rest: f(z, *rest), 0, mode)(x, *args)
+        self._hvp = _make_hvp(f, mode)(x, *args)
 
     def matvec(self, v):
         v = np.asarray(v, dtype=self.dtype)

@@ -137,11 +137,12 @@ def hvp(f, argnums=0, mode="fwd-rev"):
 def make_hvp(f, argnums=0, mode="fwd-rev"):
     """``make_hvp(f)(*args)`` -> ``(v -> H v)`` at fixed ``args``, for Krylov loops.
 
-    The HVP is traced once into a graph with ``args`` as constants; everything that does not
-    depend on ``v`` (the forward pass, the gradient) is folded into constants when the graph
-    is planned, so each product re-runs only the tangent part. The returned function has a
-    ``batched(V)`` method taking vectors stacked along a leading axis and computing all the
-    products in one run (matrix-matrix products where the HVP has matrix-vector ones).
+    The HVP is traced once per argument signature with both ``args`` and ``v`` as inputs and
+    compiled; at each new point the part that does not depend on ``v`` (the forward pass and
+    the gradient) runs once, and each product re-runs only the tangent part. The returned
+    function has a ``batched(V)`` method taking vectors stacked along a leading axis and
+    computing all the products in one run (matrix-matrix products where the HVP has
+    matrix-vector ones).
 
     >>> import hessgrad as hg
     >>> import hessgrad.numpy as hnp
@@ -153,41 +154,58 @@ def make_hvp(f, argnums=0, mode="fwd-rev"):
            [ 0., 12.]])
     """
     product = hvp(f, argnums, mode)
+    traced = function(product)  # one trace per signature, shared by every point
 
     def at(*args, **kwargs):
-        fixed = [a.numpy() if isinstance(a, Tensor) and a._value is not None else a
-                 for a in args]
-        traced = [function(lambda v: product(*fixed, v, **kwargs))]
+        single, nums = _argnums(argnums, len(args), "make_hvp")
         plain = _is_plain(args)
+        v_example = [pack_as(args[i], [np.zeros(np.shape(a), _dtype_of(a))
+                                        for a in flatten(args[i])]) for i in nums]
+        v_example = v_example[0] if single else tuple(v_example)
+        linear = _specialize(traced, args, v_example, kwargs)
 
-        def run(method, eager, value):
-            # A function with Python control flow on values cannot be traced: run it eagerly.
-            if traced[0] is not None:
-                try:
-                    return getattr(traced[0], method)(value)
-                except ConcretizationError:
-                    traced[0] = None
-            return eager(value)
+        def eager(v):
+            return product(*args, v, **kwargs)
 
         def apply(v):
-            out = run("__call__", lambda u: product(*args, u, **kwargs), v)
+            out = linear(flatten(v)) if linear is not None else eager(v)
             return _out(out, plain) if plain else out
 
         def batched(V):
-            def one_by_one(V):
-                leaves = flatten(V)
-                cols = [flatten(apply(pack_as(V, [leaf[j] for leaf in leaves])))
-                        for j in range(len(leaves[0]))]
-                return pack_as(V, [np.stack([np.asarray(c[i]) for c in cols])
-                                   for i in range(len(leaves))])
-            return run("map", one_by_one, V)
+            leaves = flatten(V)
+            if linear is not None:
+                return linear.run_batched(leaves, [True] * len(leaves))
+            cols = [flatten(apply(pack_as(V, [leaf[j] for leaf in leaves])))
+                    for j in range(len(leaves[0]))]
+            return pack_as(V, [np.stack([np.asarray(c[i]) for c in cols])
+                               for i in range(len(leaves))])
 
         apply.batched = batched
-        apply.largest_intermediate = lambda v: run("largest_intermediate",
-                                                   lambda u: sum(np.size(a) for a in flatten(u)),
-                                                   v)
+        # elements in the largest array one product computes (what a batch member costs)
+        apply.largest_intermediate = lambda v: linear.largest_intermediate \
+            if linear is not None else sum(np.size(a) for a in flatten(v))
         return apply
     return at
+
+
+def _dtype_of(a):
+    dtype = a.dtype if isinstance(a, (Tensor, np.ndarray, np.generic)) else np.result_type(a)
+    return dtype if np.dtype(dtype).kind in "fc" else np.float64
+
+
+def _specialize(traced, args, v_example, kwargs):
+    """The traced HVP at ``args`` as a function of ``v``'s leaves (setup run once), or None
+    when ``f`` cannot be traced (Python control flow on values) or runs uncompiled."""
+    if not _is_plain((args, kwargs)):
+        return None
+    try:
+        concrete = traced.get_concrete_function(*args, v_example, **kwargs)
+    except ConcretizationError:
+        return None
+    n_args, n_v = len(flatten(list(args))), len(flatten(v_example))
+    leaves = flatten(((*args, v_example), kwargs))
+    static = [True] * n_args + [False] * n_v + [True] * (len(leaves) - n_args - n_v)
+    return concrete.specialize(leaves, static)
 
 
 # hessgrad.sparse, built on this module, registers sparse_hessian and the structure check of

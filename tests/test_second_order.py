@@ -186,3 +186,67 @@ def test_sparsity_detection_failures_fall_back_to_the_dense_path():
 
     x = np.arange(1.0, 41.0)
     np.testing.assert_allclose(hg.hessian(f)(x), np.diag(6 * x))
+
+
+# --- make_hvp / HessianOperator: one trace per signature, a setup run per point ----------------
+def test_make_hvp_traces_once_and_runs_a_setup_per_point():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return rosenbrock(x)
+
+    at = hg.make_hvp(f)
+    rng = np.random.default_rng(4)
+    v = rng.standard_normal(30)
+    for _ in range(3):
+        x = rng.standard_normal(30)
+        product = at(x)
+        np.testing.assert_allclose(product(v), rosen_hess_prod(x, v), rtol=1e-10)
+        V = rng.standard_normal((12, 30))
+        np.testing.assert_allclose(product.batched(V), [rosen_hess_prod(x, u) for u in V],
+                                   rtol=1e-10)
+    assert len(calls) == 1     # traced once, at the first point
+
+
+def test_hessian_operators_of_one_function_share_the_trace():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return rosenbrock(x)
+
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        x = rng.standard_normal(20)
+        np.testing.assert_allclose(hg.HessianOperator(f, x).to_dense(), rosen_hess(x),
+                                   rtol=1e-10, atol=1e-12)
+    assert len(calls) == 1
+
+
+def test_make_hvp_on_nested_parameters_and_variables():
+    def loss(params):
+        return hnp.sum(params["w"] ** 2 * params["b"][0]) + params["b"][0] ** 3
+
+    params = {"w": np.array([1.0, 2.0]), "b": [np.array(3.0)]}
+    v = {"w": np.array([1.0, 0.0]), "b": [np.array(1.0)]}
+    hv = hg.make_hvp(loss)(params)(v)
+    np.testing.assert_allclose(hv["w"], [8.0, 4.0])
+    np.testing.assert_allclose(hv["b"][0], 20.0)
+    # a Variable is read at every product, not frozen at the setup
+    scale = hg.Variable(2.0)
+    product = hg.make_hvp(lambda x: scale * hnp.sum(x ** 3))(np.array([1.0, 2.0]))
+    np.testing.assert_allclose(product(np.ones(2)), [12.0, 24.0])
+    scale.assign(1.0)
+    np.testing.assert_allclose(product(np.ones(2)), [6.0, 12.0])
+
+
+def test_make_hvp_of_untraceable_function_runs_eagerly():
+    def f(x):
+        if float(hnp.sum(x)) > 0:       # value-dependent Python branch
+            return hnp.sum(x ** 3)
+        return hnp.sum(x ** 2)
+
+    product = hg.make_hvp(f)(np.array([1.0, 2.0]))
+    np.testing.assert_allclose(product(np.ones(2)), [6.0, 12.0])
+    np.testing.assert_allclose(product.batched(np.eye(2)), np.diag([6.0, 12.0]))

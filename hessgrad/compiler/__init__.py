@@ -35,6 +35,7 @@ from .codegen import generate
 from .fusion import MIN_SIZE, fuse
 from .ir import Program
 from .passes import optimize
+from .split import SplitRunner, split_program
 from .wholegraph import build as build_whole_graph
 
 __all__ = ["CompiledPlan", "compile_plan", "MIN_SIZE"]  # MIN_SIZE: the default at import
@@ -63,6 +64,7 @@ class CompiledPlan:
         optimize(prog)
         self._optimized_ops = list(prog.ops)  # before fusion: what batched runs rewrite
         self._batched = {}
+        self._splits = {}
         self.min_kernel_size = min_kernel_size
         whole = build_whole_graph(prog) if jit_kernels else None
         self.whole_graph = whole is not None
@@ -118,13 +120,33 @@ class CompiledPlan:
                 for v, f in zip(values, run.fetch_batched)]
 
     def _compile_batched(self, k, batched):
+        return self._compile_batched_program(self.program, self._optimized_ops, batched, k)
+
+    def _compile_batched_program(self, prog, ops, batched, k):
         start = time.perf_counter()
-        bp = batch_program(self.program, self._optimized_ops, batched, k)
+        bp = batch_program(prog, ops, batched, k)
         calls = fuse(bp.prog, self.min_kernel_size) if self.jit_kernels else {}
         run = generate(bp.prog, calls, name="compiled_batched_graph").fn
         run.fetch_batched = bp.fetch_batched
         self.compile_time += time.perf_counter() - start
         return run
+
+    def _compile_program(self, prog):
+        start = time.perf_counter()
+        calls = fuse(prog, self.min_kernel_size) if self.jit_kernels else {}
+        fn = generate(prog, calls).fn
+        self.compile_time += time.perf_counter() - start
+        return fn
+
+    def split(self, static):
+        """The program split at the feeds flagged in ``static`` into a setup part and a
+        per-call part (:mod:`.split`), compiled once per flags."""
+        key = tuple(static)
+        if key not in self._splits:
+            self._splits[key] = SplitRunner(
+                split_program(self.program, self._optimized_ops, static),
+                self._compile_program, self._compile_batched_program)
+        return self._splits[key]
 
     def summary(self):
         """A short text: steps before/after, fused kernels or one whole-graph function,

@@ -127,21 +127,53 @@ class ConcreteFunction:
         """Outputs for leaves whose flagged members carry a leading batch axis."""
         fed = [leaves[i] for i in self.inputs]
         flags = [batched[i] for i in self.inputs]
-        values = (self.compiled or self.plan).run_batched(fed, flags)
-        outs = list(self.outputs)
-        for k, v in zip(self._fetch_index, values):
-            outs[k] = v
-        return pack_as(self.structured_outputs, outs)
+        return self._pack((self.compiled or self.plan).run_batched(fed, flags))
 
-    def __call__(self, leaves, as_tensors):
-        runner = self._compiled or self.compiled or self.plan
-        values = runner.run([leaves[i] for i in self.inputs])
+    def specialize(self, leaves, static):
+        """This trace with the leaves flagged in ``static`` fixed at their values: the ops
+        that depend on them alone run now, once; the returned :class:`Specialized` runs the
+        rest for the other leaves. None when the trace runs uncompiled."""
+        compiled = self.compiled
+        if compiled is None:
+            return None
+        flags = [static[i] for i in self.inputs]
+        runner = compiled.split(flags)
+        fed = [leaves[i] for i in self.inputs]
+        bound = runner.at([v for v, f in zip(fed, flags) if f])
+        return Specialized(self, bound)
+
+    def _pack(self, values, as_tensors=False):
         if self._single:
             return Tensor(np.asarray(values[0])) if as_tensors else values[0]
         outs = list(self.outputs)
         for k, v in zip(self._fetch_index, values):
             outs[k] = Tensor(np.asarray(v)) if as_tensors else v
         return pack_as(self.structured_outputs, outs)
+
+    def __call__(self, leaves, as_tensors):
+        runner = self._compiled or self.compiled or self.plan
+        return self._pack(runner.run([leaves[i] for i in self.inputs]), as_tensors)
+
+
+class Specialized:
+    """A trace with some inputs fixed (see :meth:`ConcreteFunction.specialize`): called with
+    the remaining array leaves, in order, it returns the function's outputs (numpy)."""
+
+    def __init__(self, concrete, bound):
+        self.concrete = concrete
+        self.bound = bound
+
+    def __call__(self, leaves):
+        return self.concrete._pack(self.bound.run(leaves))
+
+    @property
+    def largest_intermediate(self):
+        """Elements in the largest array one call computes."""
+        return self.bound.runner.largest_intermediate
+
+    def run_batched(self, leaves, batched):
+        """Outputs for leaves whose flagged members carry a leading batch axis."""
+        return self.concrete._pack(self.bound.run_batched(leaves, batched))
 
 
 class Function:

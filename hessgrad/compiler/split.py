@@ -1,0 +1,126 @@
+"""Split an optimized program at a set of fixed feeds: a setup part and a per-call part.
+
+``make_hvp(f)(x)`` and ``HessianOperator(f, x)`` run many products ``H v`` at one ``x``. The
+traced HVP takes both ``x`` and ``v``; :func:`split_program` separates the ops that depend on
+``x`` alone (the forward pass and the gradient: the *setup*, run once per point) from those
+that depend on ``v`` (the tangent part, run per product). The values crossing from one to the
+other (the *boundary*) are outputs of the setup program and inputs of the per-call program.
+Both are compiled once per traced signature, so a new point costs one setup run, not a new
+trace and compilation.
+"""
+
+import numpy as np
+
+from .ir import known, size_of
+
+
+class FeedInfo:
+    """What code generation reads from ``program.plan``: feed dtypes, shapes and names."""
+
+    def __init__(self, dtypes, shapes, names):
+        self.feed_dtypes = list(dtypes)
+        self.feed_shapes = list(shapes)
+        self.feed_names = list(names)
+
+
+def derive(prog, feeds, ops, fetches, variables=True):
+    """A program over ``prog``'s values with other feeds, ops and fetches (constants, value
+    info and numbering shared)."""
+    out = prog.__class__.__new__(prog.__class__)
+    out.__dict__.update(prog.__dict__)
+    out.info = dict(prog.info)
+    out.consts = dict(prog.consts)
+    out.feeds = list(feeds)
+    out.ops = list(ops)
+    out.fetches = list(fetches)
+    out.variables = list(prog.variables) if variables else []
+    by_slot = dict(zip(prog.feeds, zip(prog.plan.feed_dtypes, prog.plan.feed_shapes,
+                                       prog.plan.feed_names)))
+    rows = [by_slot.get(v) or (prog.dtype(v), prog.shape(v) if known(prog.shape(v)) else None,
+                               f"boundary value v{v}") for v in feeds]
+    out.plan = FeedInfo(*zip(*rows)) if rows else FeedInfo((), (), ())
+    return out
+
+
+class Split:
+    """``setup``: static feeds -> boundary values; ``apply``: boundary values + the other
+    feeds -> the fetches. ``flags`` of the apply program's feeds say which are per call."""
+
+    def __init__(self, setup, apply, boundary, n_dynamic):
+        self.setup = setup
+        self.apply = apply
+        self.boundary = boundary
+        self.apply_dynamic = [False] * len(boundary) + [True] * n_dynamic
+
+
+def split_program(prog, ops, static):
+    """Split ``ops`` (an optimized program's ops, before fusion) at the feeds flagged in
+    ``static``. Variables count as per-call inputs (their value may change between calls)."""
+    dynamic = {s for s, fixed in zip(prog.feeds, static) if not fixed}
+    dynamic.update(s for s, _ in prog.variables)
+    setup_ops, apply_ops = [], []
+    for op in ops:
+        if dynamic.intersection(op.args):
+            apply_ops.append(op)
+            dynamic.update(op.outs)
+        else:
+            setup_ops.append(op)
+    needed = {a for op in apply_ops for a in op.args} | set(prog.fetches)
+    boundary = sorted(v for v in needed if v not in dynamic and v not in prog.consts)
+    static_feeds = [s for s, fixed in zip(prog.feeds, static) if fixed]
+    dynamic_feeds = [s for s, fixed in zip(prog.feeds, static) if not fixed]
+    setup = derive(prog, static_feeds, setup_ops, boundary, variables=False)
+    apply = derive(prog, boundary + dynamic_feeds, apply_ops, prog.fetches)
+    return Split(setup, apply, boundary, len(dynamic_feeds))
+
+
+class SplitRunner:
+    """A split compiled once: ``at(static_values)`` runs the setup and returns the per-call
+    part bound to its boundary values.
+
+    ``compile_program(prog) -> fn`` is the compiler's pipeline (fusion, code generation);
+    ``compile_batched(prog, ops, flags, k) -> fn`` the same for a batched rewrite.
+    """
+
+    def __init__(self, split, compile_program, compile_batched):
+        self.split = split
+        self._apply_ops = list(split.apply.ops)  # before fusion: what batched runs rewrite
+        self.setup = compile_program(split.setup)
+        self.apply = compile_program(split.apply)
+        self._compile_batched = compile_batched
+        self._batched = {}
+
+    @property
+    def largest_intermediate(self):
+        sizes = [size_of(self.split.apply.shape(o)) for op in self._apply_ops for o in op.outs]
+        return max([s for s in sizes if s is not None] + [1])
+
+    def at(self, static_values):
+        return Bound(self, self.setup(*static_values))
+
+    def batched_apply(self, k, flags):
+        key = (k, tuple(flags))
+        if key not in self._batched:
+            self._batched[key] = self._compile_batched(self.split.apply, self._apply_ops,
+                                                       flags, k)
+        return self._batched[key]
+
+
+class Bound:
+    """The per-call program with the boundary values of one setup run."""
+
+    def __init__(self, runner, boundary):
+        self.runner = runner
+        self.boundary = list(boundary)
+
+    def run(self, dynamic_values):
+        return self.runner.apply(*self.boundary, *dynamic_values)
+
+    def run_batched(self, dynamic_values, batched):
+        """Outputs for per-call values whose flagged members carry a leading batch axis."""
+        k = next(len(v) for v, f in zip(dynamic_values, batched) if f)
+        flags = [False] * len(self.boundary) + list(batched)
+        run = self.runner.batched_apply(k, flags)
+        values = run(*self.boundary, *dynamic_values)
+        return [v if f else np.broadcast_to(v, (k,) + np.shape(v))
+                for v, f in zip(values, run.fetch_batched)]
