@@ -10,8 +10,15 @@ from ..engine.registry import primitive
 from ..engine.tensor import Tensor, shape_of
 
 
+# Gradient seeds and fills run once or more per gradient call: they use numpy's C entry
+# points (np.empty, np.zeros, ndarray.fill) rather than its Python-level np.ones, np.full,
+# np.broadcast_to, np.shape and np.result_type (each about a microsecond on small arrays).
+def _dtype(x):
+    return x.dtype if isinstance(x, (np.ndarray, np.generic)) else np.result_type(x)
+
+
 def _shape_dtype(x):
-    if isinstance(x, (np.ndarray, np.generic)):  # skip np.shape/np.result_type dispatch
+    if isinstance(x, (np.ndarray, np.generic)):
         return x.shape, x.dtype
     return np.shape(x), np.result_type(x)
 
@@ -21,7 +28,9 @@ def _zeros_like(x):
 
 
 def _ones_like(x):
-    return np.ones(*_shape_dtype(x))
+    out = np.empty(*_shape_dtype(x))
+    out.fill(1)
+    return out
 
 
 zeros_like = primitive("zeros_like", _zeros_like, nondiff=True)
@@ -55,8 +64,8 @@ def _sum_to(x, shape):
     return out.reshape(shape)
 
 
-# np.broadcast_to costs microseconds of Python per call: results up to this size are filled
-# instead (a writable copy rather than a read-only view; nothing relies on either).
+# Broadcasts up to this size are filled (a writable copy rather than a read-only view;
+# nothing relies on either); larger ones stay views.
 _FILL_MAX = 4096
 
 
@@ -64,9 +73,11 @@ def _broadcast_to(x, shape):
     x = np.asarray(x)
     if x.shape == tuple(shape):
         return x
-    if math.prod(shape) <= _FILL_MAX:
-        return np.full(shape, x)
-    return np.broadcast_to(x, shape)
+    if math.prod(shape) > _FILL_MAX:
+        return np.broadcast_to(x, shape)
+    out = np.empty(shape, x.dtype)
+    out[...] = x  # raises numpy's broadcast error where np.broadcast_to would
+    return out
 
 
 sum_to = primitive("sum_to", _sum_to,
@@ -113,6 +124,8 @@ stack = primitive("stack", lambda *xs, axis=0: np.stack(xs, axis=axis), vjp=_sta
 
 
 def _is_basic_index(index):
+    if type(index) is slice or type(index) is int:  # the common cases, at once
+        return True
     parts = index if isinstance(index, tuple) else (index,)
     return all(p is None or p is Ellipsis or isinstance(p, (int, np.integer, slice))
                for p in parts)
@@ -134,7 +147,7 @@ def _getitem_shape(x, index):
 
 
 def _scatter_add(g, index, shape):
-    out = np.zeros(shape, dtype=np.result_type(g))
+    out = np.zeros(shape, _dtype(g))
     try:
         if _is_basic_index(index):  # basic indices never repeat an element: plain assignment
             out[index] = g
