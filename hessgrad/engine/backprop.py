@@ -94,16 +94,18 @@ def backprop(targets, target_grads, sources, producer=None, *, nodes=None, stop=
     source_ids = {id(s) for s in sources}
     for node in reversed(relevant):
         prim, outputs = node.prim, node.outputs
+        multiple = prim.multiple_results
         if len(outputs) == 1 and not stop_ids:  # the common case, without the general loop
             oid = id(outputs[0])
-            g = grads.get(oid) if oid in source_ids else grads.pop(oid, None)
+            if oid in source_ids:
+                g = _aggregate(grads, outputs[0], aggregation_method, keep=True)
+            else:
+                g = grads.pop(oid, None)
+                if type(g) is _Parts:
+                    g = _sum(g, aggregation_method)
             if g is None:
                 continue
-            if type(g) is _Parts:
-                g = _sum(g, aggregation_method)
-                if oid in source_ids:
-                    grads[oid] = g
-            if prim.multiple_results:
+            if multiple:
                 g = (g,)
         else:
             g = [None if stop_ids and id(o) in stop_ids else
@@ -111,13 +113,13 @@ def backprop(targets, target_grads, sources, producer=None, *, nodes=None, stop=
                  for o in outputs]
             if all(x is None for x in g):
                 continue
-            g = _fill(node, g) if prim.multiple_results else g[0]
+            g = _fill(node, g) if multiple else g[0]
         vjps = prim.vjps
         if vjps is None:
             raise LookupError(
                 f"No gradient defined for operation '{node.name}' (op type: {prim.name}). "
                 "Wrap it in hessgrad.custom_gradient or hessgrad.stop_gradient.")
-        ans = outputs if prim.multiple_results else outputs[0]
+        ans = outputs if multiple else outputs[0]
         inputs, params = node.inputs, node.params
         if prim.joint_vjp:
             in_grads = vjps(g, ans, *inputs, **params)
@@ -129,7 +131,8 @@ def backprop(targets, target_grads, sources, producer=None, *, nodes=None, stop=
             n_rules = len(vjps)
             in_grads = None
         for k, a in enumerate(inputs):
-            if id(a) not in connected:
+            aid = id(a)
+            if aid not in connected:
                 continue
             if in_grads is None:  # one rule per input: run only the needed ones
                 rule = vjps[k] if k < n_rules else None
@@ -143,11 +146,11 @@ def backprop(targets, target_grads, sources, producer=None, *, nodes=None, stop=
             if not (type(gk) is Tensor and gk._value is not None and a._value is not None
                     and gk._value.shape == a._value.shape):
                 _check_shape(node, k, a, gk)
-            prev = grads.get(id(a))
+            prev = grads.get(aid)
             if prev is None:
-                grads[id(a)] = gk
+                grads[aid] = gk
             else:
-                _accumulate(grads, id(a), gk, prev)
+                _accumulate(grads, aid, gk, prev)
     results = []
     for s in sources:
         g = _aggregate(grads, s, aggregation_method, keep=True) if id(s) in connected else None
