@@ -205,7 +205,25 @@ def _specialize(traced, args, v_example, kwargs):
     n_args, n_v = len(flatten(list(args))), len(flatten(v_example))
     leaves = flatten(((*args, v_example), kwargs))
     static = [True] * n_args + [False] * n_v + [True] * (len(leaves) - n_args - n_v)
-    return concrete.specialize(leaves, static)
+    linear = concrete.specialize(leaves, static)
+    return linear if linear is not None else _Folded(traced.python_function, args, kwargs,
+                                                     v_example)
+
+
+class _Folded:
+    """Without the compiler (``HESSGRAD_COMPILE=0``): the HVP traced at each point with the
+    point as constants, which the plan folds (one trace per point)."""
+
+    def __init__(self, product, args, kwargs, v_example):
+        traced = function(lambda v: product(*args, v, **kwargs))
+        self.concrete = traced.get_concrete_function(v_example)
+        self.largest_intermediate = self.concrete.plan.largest_dynamic_size
+
+    def __call__(self, leaves):
+        return self.concrete(leaves, False)
+
+    def run_batched(self, leaves, batched):
+        return self.concrete.run_batched(leaves, batched)
 
 
 # hessgrad.sparse, built on this module, registers sparse_hessian and the structure check of

@@ -250,3 +250,13 @@ def test_make_hvp_of_untraceable_function_runs_eagerly():
     product = hg.make_hvp(f)(np.array([1.0, 2.0]))
     np.testing.assert_allclose(product(np.ones(2)), [6.0, 12.0])
     np.testing.assert_allclose(product.batched(np.eye(2)), np.diag([6.0, 12.0]))
+
+
+def test_make_hvp_without_the_compiler_folds_the_point(monkeypatch):
+    monkeypatch.setenv("HESSGRAD_COMPILE", "0")
+    x, v = np.linspace(-1.0, 2.0, 12), np.linspace(0.5, 1.5, 12)
+    product = hg.make_hvp(rosenbrock)(x)
+    np.testing.assert_allclose(product(v), rosen_hess_prod(x, v), rtol=1e-10)
+    V = np.stack([v, 2 * v, x])
+    np.testing.assert_allclose(product.batched(V), [rosen_hess_prod(x, u) for u in V],
+                               rtol=1e-10)
