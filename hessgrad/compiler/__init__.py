@@ -36,7 +36,7 @@ from .fusion import MIN_SIZE, fuse
 from .ir import Program
 from .passes import optimize
 from .split import SplitRunner, split_program
-from .wholegraph import build as build_whole_graph
+from .wholegraph import WholeGraph, build as build_whole_graph
 
 __all__ = ["CompiledPlan", "compile_plan", "MIN_SIZE"]  # MIN_SIZE: the default at import
 
@@ -66,21 +66,16 @@ class CompiledPlan:
         self._batched = {}
         self._splits = {}
         self.min_kernel_size = min_kernel_size
-        whole = build_whole_graph(prog) if jit_kernels else None
-        self.whole_graph = whole is not None
-        if whole is None:
-            calls = fuse(prog, min_kernel_size) if jit_kernels else {}
-            whole = generate(prog, calls)
-            self.kernel_sources = [op.extra["source"] for op in prog.ops
-                                   if op.name == "fused"]
-        else:
-            self.kernel_sources = [whole.kernel_source]
+        self.jit_kernels = jit_kernels
+        generated = self._generate(prog)
+        self.whole_graph = isinstance(generated, WholeGraph)
+        self.kernel_sources = [generated.kernel_source] if self.whole_graph else \
+            [op.extra["source"] for op in prog.ops if op.name == "fused"]
         self.program = prog
         self.ops_after = len(prog.ops)
         self.counts_after = prog.counts()
-        self.source = whole.source
-        self.jit_kernels = jit_kernels
-        self._fn = whole.fn
+        self.source = generated.source
+        self._fn = generated.fn
         self.compile_time = time.perf_counter() - start
         self.run = self._first_run
 
@@ -131,10 +126,17 @@ class CompiledPlan:
         self.compile_time += time.perf_counter() - start
         return run
 
+    def _generate(self, prog):
+        """One Numba function for the whole of a small ``prog`` when it can be, else fused
+        kernels (large elementwise trees) between per-op numpy calls."""
+        whole = build_whole_graph(prog) if self.jit_kernels else None
+        if whole is not None:
+            return whole
+        return generate(prog, fuse(prog, self.min_kernel_size) if self.jit_kernels else {})
+
     def _compile_program(self, prog):
         start = time.perf_counter()
-        calls = fuse(prog, self.min_kernel_size) if self.jit_kernels else {}
-        fn = generate(prog, calls).fn
+        fn = self._generate(prog).fn
         self.compile_time += time.perf_counter() - start
         return fn
 

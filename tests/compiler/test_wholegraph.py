@@ -64,6 +64,16 @@ def test_gradient_and_hvp_run_as_one_function(f, n):
     np.testing.assert_allclose(hg.make_hvp(f)(x)(v), hg.hvp(f)(x, v), rtol=1e-12)
 
 
+def test_split_hvp_parts_run_as_one_function_each():
+    x, v = np.linspace(-1, 1, 10), np.ones(10)
+    compiled = hg.function(hg.hvp(rosenbrock)).get_concrete_function(x, v).compiled
+    runner = compiled.split([True, False])  # make_hvp: setup at x, products in v
+    for part in (runner.setup, runner.apply):
+        assert "_K" in part.__globals__  # the whole-graph wrapper calls its Numba function
+    np.testing.assert_allclose(runner.at([x]).run([v])[0], hg.hvp(rosenbrock)(x, v),
+                               rtol=1e-12)
+
+
 def test_elementwise_ops_of_one_shape_share_one_loop():
     x = np.linspace(-1, 1, 10)
     _, compiled = _compiled(hg.grad(chain), x)
