@@ -120,8 +120,7 @@ class CompiledPlan:
     def _compile_batched_program(self, prog, ops, batched, k):
         start = time.perf_counter()
         bp = batch_program(prog, ops, batched, k)
-        calls = fuse(bp.prog, self.min_kernel_size) if self.jit_kernels else {}
-        run = generate(bp.prog, calls, name="compiled_batched_graph").fn
+        run = self._generate(bp.prog).fn
         run.fetch_batched = bp.fetch_batched
         self.compile_time += time.perf_counter() - start
         return run

@@ -74,6 +74,16 @@ def test_split_hvp_parts_run_as_one_function_each():
                                rtol=1e-12)
 
 
+def test_batched_runs_of_small_programs_run_as_one_function():
+    x, V = np.linspace(-1, 1, 10), np.eye(10)
+    compiled = hg.function(hg.hvp(rosenbrock)).get_concrete_function(x, V[0]).compiled
+    (H,) = compiled.run_batched([x, V], [False, True])  # the rows of a dense Hessian
+    assert all("_K" in run.__globals__ for run in compiled._batched.values())
+    rows = [hg.function(hg.hvp(rosenbrock), optimize=False)(x, e) for e in V]
+    np.testing.assert_allclose(H, np.stack(rows), rtol=1e-12)
+    np.testing.assert_allclose(hg.hessian(rosenbrock)(x), H.T, rtol=1e-12)
+
+
 def test_elementwise_ops_of_one_shape_share_one_loop():
     x = np.linspace(-1, 1, 10)
     _, compiled = _compiled(hg.grad(chain), x)
