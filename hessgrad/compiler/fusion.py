@@ -44,7 +44,7 @@ ELEMENTWISE = {
 PREFER_NUMPY = {"exp", "log", "tanh", "sigmoid", "logaddexp"}
 
 
-def _literal(value):
+def literal(value):
     """Source text for a scalar constant, or None when it is not a plain scalar."""
     if isinstance(value, (bool, np.bool_)):
         return repr(bool(value))
@@ -81,13 +81,13 @@ def scalar_op(prog, op):
     for a in op.args:
         if a in prog.consts:
             value = prog.consts[a]
-            if _literal(value) is None and not (isinstance(value, np.ndarray)
+            if literal(value) is None and not (isinstance(value, np.ndarray)
                                                 and value.dtype in (_F64, _BOOL)):
                 return False
         elif not known(prog.shape(a)) or prog.dtype(a) not in (_F64, _BOOL):
             return False
     if op.name == "power" and (op.args[1] not in prog.consts or
-                               _literal(prog.consts[op.args[1]]) is None):
+                               literal(prog.consts[op.args[1]]) is None):
         return False  # power with a scalar exponent only
     return True
 
@@ -151,8 +151,8 @@ def kernel_source(prog, group):
             if a in temps:
                 exprs.append(temps[a])
                 continue
-            if a in prog.consts and _literal(prog.consts[a]) is not None:
-                exprs.append(_literal(prog.consts[a]))
+            if a in prog.consts and literal(prog.consts[a]) is not None:
+                exprs.append(literal(prog.consts[a]))
                 continue
             if a not in names:
                 names[a] = f"a{len(inputs)}"

@@ -33,7 +33,7 @@ import warnings
 import numpy as np
 
 from .codegen import feed_checks
-from .fusion import ELEMENTWISE, PREFER_NUMPY, _literal, scalar_op
+from .fusion import ELEMENTWISE, PREFER_NUMPY, literal, scalar_op
 from .ir import known, size_of
 
 # Measured (benchmarks/bench_compiled.py problems, 2 cores): the gradient of a 40-op
@@ -96,7 +96,7 @@ class _Emitter:
     # --- values --------------------------------------------------------------------------
     def check(self, v):
         shape, dtype = self.prog.shape(v), self.prog.dtype(v)
-        if v in self.prog.consts and _literal(self.prog.consts[v]) is not None:
+        if v in self.prog.consts and literal(self.prog.consts[v]) is not None:
             return
         if not known(shape) or dtype not in (_F64, _BOOL) or size_of(shape) > self.max_size:
             raise Unsupported(f"value {v}: shape {shape}, dtype {dtype}")
@@ -114,7 +114,7 @@ class _Emitter:
             index = imap(index)
         prog = self.prog
         if v in prog.consts:
-            text = _literal(prog.consts[v])
+            text = literal(prog.consts[v])
             if text is not None:
                 return text
         if v in loop.members:
@@ -353,8 +353,7 @@ class _Emitter:
         self.views[out] = (x, imap)
 
     def materialize(self, v):
-        """Make a view ``v`` an array of its own (copied in a loop); returns ``v``."""
-        base, _ = self.views[v]
+        """Make the view ``v`` an array of its own, copied in a loop."""
         loop = self.enter(self.prog.shape(v), [v])
         expr = self.read_broadcast(v, loop)
         del self.views[v]
@@ -445,7 +444,7 @@ def kernel_source(prog):
         em.emit(op)
     em.finish()
     used = {a for op in prog.ops for a in op.args}
-    arrays = sorted(v for v in used if v in prog.consts and _literal(prog.consts[v]) is None)
+    arrays = sorted(v for v in used if v in prog.consts and literal(prog.consts[v]) is None)
     params, head = [], []
     for v in prog.feeds + arrays:
         if prog.shape(v) == ():  # a 0-d array in, a Numba scalar inside
