@@ -138,6 +138,15 @@ def test_unsupported_ops_and_large_graphs_take_the_per_op_path():
         _same(out, hg.function(fn, optimize=False)(*args))
 
 
+def test_a_function_numba_cannot_compile_warns_and_runs_op_by_op(monkeypatch):
+    monkeypatch.setitem(wholegraph.ELEMENTWISE, "sin", (1, "no_such_function({0})"))
+    x = np.linspace(-1, 1, 10)
+    with pytest.warns(RuntimeWarning, match="could not compile the whole graph"):
+        out, compiled = _compiled(hg.grad(chain), x)
+    assert not compiled.whole_graph
+    _same(out, hg.function(hg.grad(chain), optimize=False)(x))
+
+
 def test_jit_kernels_false_disables_it():
     x = np.linspace(-1, 1, 10)
     out, compiled = _compiled(hg.grad(rosenbrock), x, jit_kernels=False)
