@@ -68,7 +68,7 @@ def backprop(targets, target_grads, sources, producer=None, *, nodes=None, stop=
     stop_ids = {id(t) for t in stop} if stop else ()
     if nodes is None:
         nodes = _reached(targets, producer, stop_ids)
-    # 2. Of those, in topological order, the nodes that depend on a source.
+    # 2. Of the candidate nodes, in topological order, those that depend on a source.
     connected = {id(s) for s in sources if is_differentiable_dtype(s.dtype)}
     relevant = []
     for node in nodes:
