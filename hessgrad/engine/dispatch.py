@@ -26,12 +26,14 @@ def bind(prim, args, params):
     values = []
     plain = True  # no Variable among the inputs
     for a in args:
-        if isinstance(a, Tensor):
-            if type(a) is not Tensor:
-                plain = False
-            a = a._value
-            if a is None:  # a symbolic input outside ``with graph.as_default()``
-                return _bind_in_graph_of(prim, args, params)
+        if type(a) is not Tensor:  # the exact type first: one check for the common case
+            if not isinstance(a, Tensor):
+                values.append(a)
+                continue
+            plain = False
+        a = a._value
+        if a is None:  # a symbolic input outside ``with graph.as_default()``
+            return _bind_in_graph_of(prim, args, params)
         values.append(a)
     out = prim.forward(*values, **params)
     if prim.multiple_results:
