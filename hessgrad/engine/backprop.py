@@ -43,8 +43,8 @@ def check_unconnected(value):
     raise ValueError(f"unconnected_gradients must be 'none' or 'zero', got {value!r}")
 
 
-def backprop(targets, target_grads, sources, producer=None, *, nodes=None, stop=(),
-             aggregation_method=None, unconnected=UnconnectedGradients.NONE):
+def backprop(targets, target_grads, sources, producer=None, *, nodes=None, connected=None,
+             stop=(), aggregation_method=None, unconnected=UnconnectedGradients.NONE):
     """Gradients of ``sum(targets)`` (weighted by ``target_grads``) with respect to ``sources``.
 
     Args:
@@ -55,6 +55,9 @@ def backprop(targets, target_grads, sources, producer=None, *, nodes=None, stop=
             are found by searching back from the targets.
         nodes: instead of ``producer``, every candidate node in creation order (a tape's
             record); those that the targets do not depend on are skipped on the way back.
+        connected: with ``nodes``, when the caller knows them: the ids (a set or dict) of the
+            floating-point tensors that depend on a source, the sources included; every one
+            of ``nodes`` must then have an input among them.
         stop: tensors that gradients do not flow through (they may still be sources).
         aggregation_method: an :class:`AggregationMethod` constant or None.
         unconnected: :class:`UnconnectedGradients` value for sources that get no gradient.
@@ -69,22 +72,10 @@ def backprop(targets, target_grads, sources, producer=None, *, nodes=None, stop=
     if nodes is None:
         nodes = _reached(targets, producer, stop_ids)
     # 2. Of the candidate nodes, in topological order, those that depend on a source.
-    connected = {id(s) for s in sources if is_differentiable_dtype(s.dtype)}
-    relevant = []
-    for node in nodes:
-        if node.prim.nondiff:
-            continue
-        for a in node.inputs:
-            if id(a) in connected:
-                break
-        else:
-            continue
-        relevant.append(node)
-        for o in node.outputs:
-            v = o._value
-            if (v.dtype if v is not None else o._dtype).kind in "fc" and \
-                    not (stop_ids and id(o) in stop_ids):
-                connected.add(id(o))
+    if connected is not None:
+        relevant = nodes
+    else:
+        connected, relevant = _connected(nodes, sources, stop_ids)
     # 3. Reverse pass. ``grads`` maps id(tensor) to its gradient, or to _Parts while several
     # contributions wait to be summed (a chain never builds a list).
     grads = {}
@@ -158,6 +149,28 @@ def backprop(targets, target_grads, sources, producer=None, *, nodes=None, stop=
             g = bind(get("zeros_like"), (s,), {})
         results.append(g)
     return results
+
+
+def _connected(nodes, sources, stop_ids):
+    """The ids of the float tensors that depend on a source (never through a stopped one),
+    and the nodes that have such an input."""
+    connected = {id(s) for s in sources if is_differentiable_dtype(s.dtype)}
+    relevant = []
+    for node in nodes:
+        if node.prim.nondiff:
+            continue
+        for a in node.inputs:
+            if id(a) in connected:
+                break
+        else:
+            continue
+        relevant.append(node)
+        for o in node.outputs:
+            v = o._value
+            if (v.dtype if v is not None else o._dtype).kind in "fc" and \
+                    not (stop_ids and id(o) in stop_ids):
+                connected.add(id(o))
+    return connected, relevant
 
 
 class _Parts(list):

@@ -32,9 +32,10 @@ class GradientTape(Recorder):
     def __init__(self, persistent=False, watch_accessed_variables=True):
         self._persistent = persistent
         self._watch_accessed_variables = watch_accessed_variables
-        # id(tensor) -> tensor, for the watched tensors and the outputs of recorded ops; holding
-        # the tensor keeps its id from being reused
+        # id(tensor) -> tensor, for the watched tensors and the float outputs of recorded ops
+        # (what depends on a watched tensor); holding the tensor keeps its id from being reused
         self._tracked = {}
+        self._watched = {}      # id(tensor) -> tensor, the watched ones
         self._nodes = []        # the recorded ops, in creation (topological) order
         self._variables = {}    # id(Variable) -> Variable, in the order they were watched
         self._used = False
@@ -55,6 +56,7 @@ class GradientTape(Recorder):
     def reset(self):
         """Forget everything recorded so far (the tape keeps recording if it was)."""
         self._tracked.clear()
+        self._watched.clear()
         self._nodes.clear()
         self._variables.clear()
         self._used = False
@@ -69,6 +71,7 @@ class GradientTape(Recorder):
             if not is_differentiable_dtype(t.dtype):
                 continue  # integer and boolean tensors are constants (TensorFlow warns)
             self._tracked.setdefault(id(t), t)
+            self._watched.setdefault(id(t), t)
             if isinstance(t, Variable):
                 self._variables.setdefault(id(t), t)
 
@@ -94,7 +97,8 @@ class GradientTape(Recorder):
             node = Node(prim, args, params, outs)
         self._nodes.append(node)
         for o in outs:
-            tracked[id(o)] = o
+            if o._dtype_kind() in "fc":  # integer results are constants
+                tracked[id(o)] = o
         return node
 
     def tracks(self, t):
@@ -148,18 +152,25 @@ class GradientTape(Recorder):
         # Innermost recorder: hide it (and nothing else) so that ops of the backward pass skip
         # the recorders entirely unless an outer one is active.
         innermost = bool(recorders) and recorders[-1] is self
+        # When every watched tensor is a source and every source is tracked, what depends on
+        # the sources is exactly what the tape tracks: the core need not find it again.
+        source_ids = {id(s) for s in sources}
+        tracked = self._tracked
+        connected = tracked if all(i in source_ids for i in self._watched) and all(
+            id(s) in tracked for s in sources if s._dtype_kind() in "fc") else None
         try:
             if innermost:
                 with paused_from(len(recorders) - 1):
                     return backprop(targets, target_grads, sources, nodes=self._nodes,
-                                    unconnected=unconnected)
+                                    connected=connected, unconnected=unconnected)
             return backprop(targets, target_grads, sources, nodes=self._nodes,
-                            unconnected=unconnected)
+                            connected=connected, unconnected=unconnected)
         finally:
             self.paused = was_paused
 
     def _release(self):
         self._tracked = {}
+        self._watched = {}
         self._nodes = []
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
