@@ -148,3 +148,23 @@ def test_grad_of_nested_and_bare_arguments():
     np.testing.assert_allclose(ga["v"], np.ones(5))
     assert gb == pytest.approx(X.sum())
     assert isinstance(hg.grad(lambda x: x * x)(3.0), np.floating)
+
+
+def test_integer_results_of_recorded_ops_are_not_tracked():
+    x = hg.constant(X)
+    with hg.GradientTape() as tape:
+        tape.watch(x)
+        k = hg.cast(x * 10.0, dtype=np.int64)     # an integer result: a constant
+        y = hnp.sum(x * k)
+        assert tape.tracks(y) and not tape.tracks(k)
+        np.asarray(k)                              # converting a constant drops no gradient
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), (X * 10.0).astype(np.int64))
+
+
+def test_sources_that_are_not_all_the_watched_tensors():
+    x, w = hg.constant(X), hg.constant(X + 1.0)
+    with hg.GradientTape(persistent=True) as tape:
+        tape.watch([x, w])
+        y = hnp.sum(x * w)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), X + 1.0)          # a subset
+    np.testing.assert_allclose(tape.gradient(y, [w, x])[1].numpy(), X + 1.0)   # all of them
