@@ -9,7 +9,7 @@ import pytest
 
 import hessgrad as hg
 import hessgrad.numpy as hnp
-from hessgrad.compiler import fusion
+from hessgrad.compiler import fusion, wholegraph
 
 
 
@@ -53,8 +53,10 @@ def _all_modes(fn, x, rtol=1e-11):
 
 @pytest.fixture
 def small_kernels(monkeypatch):
-    """Fuse even small arrays so kernels run on the small corpus problems."""
+    """Fuse even small arrays so kernels run on the small corpus problems (and keep them off
+    the whole-graph path, which would otherwise take them)."""
     monkeypatch.setattr(fusion, "MIN_SIZE", 1)
+    monkeypatch.setattr(wholegraph, "MAX_OPS", 0)
 
 
 A = np.random.default_rng(1).standard_normal((40, 30)) / 5
