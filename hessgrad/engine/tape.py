@@ -97,7 +97,8 @@ class GradientTape(Recorder):
             node = Node(prim, args, params, outs)
         self._nodes.append(node)
         for o in outs:
-            if o._dtype_kind() in "fc":  # integer results are constants
+            v = o._value  # o._dtype_kind(), inlined: this runs for every recorded op
+            if (v.dtype if v is not None else o._dtype).kind in "fc":  # ints are constants
                 tracked[id(o)] = o
         return node
 
