@@ -17,7 +17,7 @@ from ..engine.registry import PRIMITIVES, get
 from ..ops.batching import elementwise as _elementwise_rule
 from ..ops.core import _is_basic_index
 from ..ops.reduction import _axes
-from .ir import Op, known
+from .ir import Op, derive, known
 
 
 class Unbatchable(Exception):
@@ -62,15 +62,6 @@ def _rule_call(rule, forward, flags):
     return batched
 
 
-class _FeedInfo:
-    """What code generation reads from ``program.plan``: feed dtypes, shapes and names."""
-
-    def __init__(self, plan, shapes):
-        self.feed_dtypes = plan.feed_dtypes
-        self.feed_names = plan.feed_names
-        self.feed_shapes = shapes
-
-
 class BatchedProgram:
     """The rewritten program plus which fetches are batched (the others are broadcast)."""
 
@@ -82,20 +73,9 @@ class BatchedProgram:
 def batch_program(prog, ops, flags, k):
     """A copy of ``prog`` with ``ops`` (its optimized ops, before fusion) batched: feed ``j``
     carries a leading axis of length ``k`` where ``flags[j]``."""
-    out = prog.__class__.__new__(prog.__class__)
-    out.__dict__.update(prog.__dict__)
-    out.info = dict(prog.info)
-    out.consts = dict(prog.consts)
-    batched = set()
-    shapes = []
-    for s, flag, shape in zip(prog.feeds, flags, prog.plan.feed_shapes):
-        if flag:
-            batched.add(s)
-            out.info[s] = ((k,) + tuple(shape), prog.info[s][1])
-            shapes.append((k,) + tuple(shape))
-        else:
-            shapes.append(shape)
-    out.plan = _FeedInfo(prog.plan, shapes)
+    batched = {s for s, flag in zip(prog.feeds, flags) if flag}
+    out = derive(prog, prog.feeds, [], prog.fetches,
+                 info={s: ((k,) + tuple(prog.shape(s)), prog.dtype(s)) for s in batched})
     new_ops = []
     for op in ops:
         arg_flags = [a in batched for a in op.args]

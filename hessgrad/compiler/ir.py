@@ -107,6 +107,35 @@ class Program:
         return lines
 
 
+class FeedInfo:
+    """What code generation reads from ``program.plan``: feed dtypes, shapes and names."""
+
+    def __init__(self, dtypes, shapes, names):
+        self.feed_dtypes = list(dtypes)
+        self.feed_shapes = list(shapes)
+        self.feed_names = list(names)
+
+
+def derive(prog, feeds, ops, fetches, variables=True, info=None):
+    """A program over ``prog``'s values with other feeds, ops and fetches (constants and
+    numbering shared; ``info`` overrides the shape and dtype of some values)."""
+    out = prog.__class__.__new__(prog.__class__)
+    out.__dict__.update(prog.__dict__)
+    out.info = {**prog.info, **(info or {})}
+    out.consts = dict(prog.consts)
+    out.feeds = list(feeds)
+    out.ops = list(ops)
+    out.fetches = list(fetches)
+    out.variables = list(prog.variables) if variables else []
+    by_slot = dict(zip(prog.feeds, zip(prog.plan.feed_dtypes, prog.plan.feed_shapes,
+                                       prog.plan.feed_names)))
+    rows = [by_slot[v] if v in by_slot and v not in (info or {}) else
+            (out.dtype(v), out.shape(v) if known(out.shape(v)) else None,
+             by_slot[v][2] if v in by_slot else f"boundary value v{v}") for v in feeds]
+    out.plan = FeedInfo(*zip(*rows)) if rows else FeedInfo((), (), ())
+    return out
+
+
 def _static_info(value):
     """(shape, dtype) of a constant; (None, None) for what is not an array (a tuple of axes,
     a dtype, a function)."""

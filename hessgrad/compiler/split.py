@@ -11,35 +11,7 @@ trace and compilation.
 
 import numpy as np
 
-from .ir import known, size_of
-
-
-class FeedInfo:
-    """What code generation reads from ``program.plan``: feed dtypes, shapes and names."""
-
-    def __init__(self, dtypes, shapes, names):
-        self.feed_dtypes = list(dtypes)
-        self.feed_shapes = list(shapes)
-        self.feed_names = list(names)
-
-
-def derive(prog, feeds, ops, fetches, variables=True):
-    """A program over ``prog``'s values with other feeds, ops and fetches (constants, value
-    info and numbering shared)."""
-    out = prog.__class__.__new__(prog.__class__)
-    out.__dict__.update(prog.__dict__)
-    out.info = dict(prog.info)
-    out.consts = dict(prog.consts)
-    out.feeds = list(feeds)
-    out.ops = list(ops)
-    out.fetches = list(fetches)
-    out.variables = list(prog.variables) if variables else []
-    by_slot = dict(zip(prog.feeds, zip(prog.plan.feed_dtypes, prog.plan.feed_shapes,
-                                       prog.plan.feed_names)))
-    rows = [by_slot.get(v) or (prog.dtype(v), prog.shape(v) if known(prog.shape(v)) else None,
-                               f"boundary value v{v}") for v in feeds]
-    out.plan = FeedInfo(*zip(*rows)) if rows else FeedInfo((), (), ())
-    return out
+from .ir import derive, size_of
 
 
 class Split:
