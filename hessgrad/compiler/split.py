@@ -16,13 +16,12 @@ from .ir import derive, size_of
 
 class Split:
     """``setup``: static feeds -> boundary values; ``apply``: boundary values + the other
-    feeds -> the fetches. ``flags`` of the apply program's feeds say which are per call."""
+    feeds -> the fetches."""
 
-    def __init__(self, setup, apply, boundary, n_dynamic):
+    def __init__(self, setup, apply, boundary):
         self.setup = setup
         self.apply = apply
         self.boundary = boundary
-        self.apply_dynamic = [False] * len(boundary) + [True] * n_dynamic
 
 
 def split_program(prog, ops, static):
@@ -43,7 +42,7 @@ def split_program(prog, ops, static):
     dynamic_feeds = [s for s, fixed in zip(prog.feeds, static) if not fixed]
     setup = derive(prog, static_feeds, setup_ops, boundary, variables=False)
     apply = derive(prog, boundary + dynamic_feeds, apply_ops, prog.fetches)
-    return Split(setup, apply, boundary, len(dynamic_feeds))
+    return Split(setup, apply, boundary)
 
 
 class SplitRunner:
