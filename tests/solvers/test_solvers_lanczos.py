@@ -2,8 +2,9 @@
 
 import numpy as np
 import pytest
+import scipy.sparse
 import scipy.sparse.linalg as sla
-from solvers_zoo import FORMS, MATRICES, as_form, dense, with_spectrum
+from solvers_zoo import FORMS, MATRICES, CountingOperator, as_form, dense, with_spectrum
 
 from solvers import aslinearoperator_like, eigsh, lanczos, power_iteration
 
@@ -62,6 +63,44 @@ def test_eigsh_repeated_eigenvalues():
     A = with_spectrum(np.r_[np.full(4, 5.0), np.linspace(0, 2, 60)], seed=2)
     w = eigsh(A, k=4, which="LA", return_eigenvectors=False, rng=0)
     np.testing.assert_allclose(w, np.full(4, 5.0), atol=1e-8)
+
+
+def _random_tridiagonal(n):
+    e = np.ones(n)
+    d = 2 + 2 * np.random.default_rng(0).uniform(size=n)
+    return scipy.sparse.diags([-e[:-1], d, -e[:-1]], [-1, 0, 1], format="csr")
+
+
+COUNT_CASES = {
+    "tridiagonal": _random_tridiagonal(1000),
+    "indefinite": scipy.sparse.diags(np.random.default_rng(5).standard_normal(10_000)),
+    "geometric": scipy.sparse.diags(np.geomspace(1.0, 1e4, 10_000)),
+}
+
+
+@pytest.mark.parametrize("k", [1, 6])
+@pytest.mark.parametrize("which", ["LA", "SA", "LM"])
+@pytest.mark.parametrize("name", sorted(COUNT_CASES))
+def test_eigsh_no_more_matvecs_than_arpack(name, which, k):
+    # Fixed matrices and start vector (a subset of the benchmark's sweep): same
+    # tolerance, same basis size, ARPACK's relative convergence test.
+    A = COUNT_CASES[name]
+    v0 = np.random.default_rng(3).standard_normal(A.shape[0])
+    ours, theirs = CountingOperator(A), CountingOperator(A)
+    w = eigsh(ours, k=k, which=which, tol=1e-8, v0=v0, return_eigenvectors=False)
+    ws = sla.eigsh(theirs, k=k, which=which, tol=1e-8, v0=v0,
+                   return_eigenvectors=False)
+    np.testing.assert_allclose(w, np.sort(ws), rtol=1e-7)
+    assert ours.count <= theirs.count, (ours.count, theirs.count)
+
+
+def test_eigsh_relative_tolerance_as_arpack():
+    # Small wanted eigenvalues of a matrix with a large norm: the residual test is
+    # relative to |theta|, so they come out with about tol relative accuracy.
+    lam = np.r_[1e-3 * np.arange(1, 5), np.linspace(1.0, 1e3, 196)]
+    A = with_spectrum(lam, seed=4)
+    w = eigsh(A, k=4, which="SA", tol=1e-6, rng=0, return_eigenvectors=False)
+    np.testing.assert_allclose(w, lam[:4], rtol=1e-6)
 
 
 def test_eigsh_errors():
