@@ -79,7 +79,8 @@ class Generated:
 
 def generate(prog, kernel_calls=None, name="compiled_graph"):
     """Python source for ``prog``; ``kernel_calls[id(op)]`` gives a fused op's call (a
-    function ``(arg_names) -> expression``) and the objects it needs bound."""
+    function ``(arg_names) -> expression``), the objects it needs bound and lines to run
+    after it."""
     kernel_calls = kernel_calls or {}
     ns = {"_np": np}
     consts = prog.consts
@@ -125,9 +126,9 @@ def generate(prog, kernel_calls=None, name="compiled_graph"):
         if op.multi:
             outs += "," if len(op.outs) == 1 else ""
         args = [ref(a) for a in op.args]
-        call = None
+        call, post = None, ()
         if id(op) in kernel_calls:
-            make, bound = kernel_calls[id(op)]
+            make, bound, post = kernel_calls[id(op)]
             ns.update(bound)
             call = make(args)
         elif op.name in UFUNCS and not op.params and not op.multi:
@@ -153,6 +154,7 @@ def generate(prog, kernel_calls=None, name="compiled_graph"):
             call = f"F{k}({', '.join(args + kw)})"
         body_ops.append((len(body), op))
         body.append(f"{outs} = {call}")
+        body.extend(post)
         dead = sorted({a for a in op.args if last.get(a) == k and a not in fetched
                        and a not in consts})
         dead += [o for o in op.outs if o not in last and o not in fetched]

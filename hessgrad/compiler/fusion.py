@@ -60,15 +60,6 @@ def literal(value):
     return None
 
 
-class _Group:
-    __slots__ = ("ops", "root", "reduce")
-
-    def __init__(self, op):
-        self.ops = [op]
-        self.root = op
-        self.reduce = None
-
-
 def scalar_op(prog, op):
     """True when ``op`` is an ELEMENTWISE op over float64/bool values (and scalar or
     float64/bool constants) that a generated loop can compute one element at a time."""
@@ -96,106 +87,246 @@ def _fusible(prog, op):
     return op.name not in PREFER_NUMPY and scalar_op(prog, op)
 
 
+def _reduced_axes(prog, op):
+    """For a float64 ``sum`` or ``sum_to``: the loop axis (or None: a unit axis) behind each
+    axis of its result; None for another op."""
+    if op.name not in ("sum", "sum_to") or op.multi or len(op.args) != 1:
+        return None
+    x, out = op.args[0], op.outs[0]
+    shape, out_shape = prog.shape(x), prog.shape(out)
+    if not (known(shape) and known(out_shape)) or prog.dtype(x) != _F64 or \
+            prog.dtype(out) != _F64:
+        return None
+    nd = len(shape)
+    if op.name == "sum_to":
+        lead = nd - len(out_shape)
+        return [None if d == 1 and shape[lead + j] != 1 else lead + j
+                for j, d in enumerate(out_shape)]
+    if set(op.params) - {"axis", "keepdims"}:
+        return None
+    axis = op.params.get("axis")
+    axes = range(nd) if axis is None else \
+        [a % nd for a in (axis if isinstance(axis, tuple) else (axis,))]
+    keep = op.params.get("keepdims", False)
+    return [None if d in axes else d for d in range(nd) if keep or d not in axes]
+
+
+def _scatter_ranges(prog, op):
+    """For a float64 ``accumulate`` whose indices are all slices (or None: everything), each
+    two the same or disjoint: ``(start, stop, step)`` per result axis for each term; None
+    otherwise. (Partly overlapping terms would be added in another order than numpy's.)"""
+    shape = prog.shape(op.outs[0])
+    if op.name != "accumulate" or not known(shape) or not shape or \
+            prog.dtype(op.outs[0]) != _F64:
+        return None
+    ranges = []
+    for term, index in zip(op.args, op.params["indices"]):
+        parts = [] if index is None else list(index if isinstance(index, tuple) else (index,))
+        if len(parts) > len(shape) or not all(isinstance(p, slice) for p in parts) or \
+                prog.dtype(term) != _F64 or not known(prog.shape(term)):
+            return None
+        parts += [slice(None)] * (len(shape) - len(parts))
+        ranges.append(tuple(p.indices(n) for p, n in zip(parts, shape)))
+    count = np.zeros(shape, np.intp)
+    for r in set(ranges):
+        count[tuple(slice(*_slice_args(*x)) for x in r)] += 1
+    return ranges if count.max() <= 1 else None
+
+
+def _slice_args(start, stop, step):
+    """``slice.indices`` results as slice arguments (a stop of -1 meant "before 0")."""
+    return start, (None if stop < 0 else stop), step
+
+
+def _broadcasts_to(shape, loop):
+    lead = len(loop) - len(shape)
+    return lead >= 0 and all(d in (1, loop[lead + j]) for j, d in enumerate(shape))
+
+
+def _loop_kind(prog, op):
+    """(kind, loop shape) of an op a kernel can compute: "map" (one element per iteration),
+    "reduce" (summed over its operand's loop), "scatter" (every term added into a slice of
+    its result, all slices of one loop shape); None otherwise."""
+    if _fusible(prog, op):
+        return "map", prog.shape(op.outs[0])
+    if op.name == "add_n" and not op.multi and prog.dtype(op.outs[0]) == _F64 and \
+            known(prog.shape(op.outs[0])) and all(
+                (a in prog.consts and literal(prog.consts[a]) is not None) or
+                (prog.dtype(a) == _F64 and known(prog.shape(a))) for a in op.args):
+        return "map", prog.shape(op.outs[0])
+    if _reduced_axes(prog, op) is not None:
+        return "reduce", prog.shape(op.args[0])
+    ranges = _scatter_ranges(prog, op)
+    if ranges:
+        shapes = {tuple(len(range(*r)) for r in rs) for rs in ranges}
+        if len(shapes) == 1:
+            (shape,) = shapes
+            if all(_broadcasts_to(prog.shape(t), shape) for t in op.args):
+                return "scatter", shape
+    return None, None
+
+
+class _Group:
+    """Ops computed in one loop over ``shape``. ``outside``: indices of the ops after the
+    group's ops that read its values; ``finals``: results (sums, scatters) complete only after
+    the loop."""
+
+    __slots__ = ("ops", "shape", "outside", "finals", "merged")
+
+    def __init__(self, shape):
+        self.ops = []
+        self.shape = shape
+        self.outside = set()
+        self.finals = set()
+        self.merged = None
+
+    def find(self):
+        g = self
+        while g.merged is not None:
+            g = g.merged
+        return g
+
+
 def find_groups(prog, min_size=None):
+    """Groups of ops that become one kernel each. An op joins the groups of its operands,
+    and of other readers of its operands, that loop over the same shape, when nothing outside
+    a group reads a group's value before this op: the kernel then runs in this op's place,
+    and no path leaves a group and comes back into it (it would pass such a reader)."""
     min_size = MIN_SIZE if min_size is None else min_size
     users = prog.consumers()
-    fetched = set(prog.fetches)
-    group_of = {}
+    group_of = {}  # value -> the group computing it element by element
+    readers = {}  # value -> groups reading it
+    groups = []
     for k, op in enumerate(prog.ops):
-        if not _fusible(prog, op):
+        kind, shape = _loop_kind(prog, op)
+        if kind is None:
             continue
-        group = _Group(op)
-        out_shape = prog.shape(op.outs[0])
-        for a in dict.fromkeys(op.args):
-            src = group_of.get(a)
-            if src is not None and a not in fetched and users.get(a) == [k] and \
-                    prog.shape(a) == out_shape:
-                group.ops = src.ops + group.ops
-                for o in src.ops:
-                    group_of[o.outs[0]] = group
-        group_of[op.outs[0]] = group
-    groups = {id(g): g for g in group_of.values()}.values()
-    ops_by_out = {o: (k, op) for k, op in enumerate(prog.ops) for o in op.outs}
+        cands = [group_of[a] for a in op.args if a in group_of]
+        if kind == "map":
+            cands += [g for a in op.args if a not in prog.consts for g in readers.get(a, ())]
+        chosen = []
+        for g in cands:
+            g = g.find()
+            if g.shape == shape and all(g is not c for c in chosen) and \
+                    not g.finals.intersection(op.args) and all(u > k for u in g.outside - {k}):
+                chosen.append(g)
+        if not chosen:
+            if kind != "map":
+                continue
+            chosen = [_Group(shape)]
+            groups.append(chosen[0])
+        g = chosen[0]
+        for other in chosen[1:]:
+            g.ops += other.ops
+            g.outside |= other.outside
+            g.finals |= other.finals
+            other.merged = g
+        g.ops.append((k, op))
+        g.outside.discard(k)
+        g.outside.update(u for o in op.outs for u in users.get(o, ()))
+        if kind == "map":
+            group_of[op.outs[0]] = g
+        else:
+            g.finals.update(op.outs)
+        for a in op.args:
+            readers.setdefault(a, []).append(g)
     result = []
     for g in groups:
-        root_out = g.root.outs[0]
-        n = size_of(prog.shape(root_out))
-        if n is None or n < min_size:
-            continue
-        u = users.get(root_out, [])
-        if len(u) == 1 and root_out not in fetched and prog.dtype(root_out) == _F64:
-            red = prog.ops[u[0]]
-            shape = prog.shape(root_out)
-            if red.name == "sum" and red.args == [root_out] and \
-                    not red.params.get("keepdims", False) and \
-                    red.params.get("axis") in (None, tuple(range(len(shape)))):
-                g.reduce = red
-        if len(g.ops) + (g.reduce is not None) < 2:
-            continue
-        g.ops.sort(key=lambda op: ops_by_out[op.outs[0]][0])
-        result.append(g)
+        if g.merged is None and len(g.ops) >= 2 and size_of(g.shape) >= min_size:
+            g.ops.sort(key=lambda item: item[0])
+            result.append(g)
     return result
 
 
 def kernel_source(prog, group):
-    """(source, inputs): the Numba module text and the values passed to ``kernel``."""
-    shape = prog.shape(group.root.outs[0])
+    """(source, inputs, scalars, results): the Numba module text, the values passed to
+    ``kernel`` (``scalars``: those passed as Python scalars) and the values it returns."""
+    shape = group.shape
     nd = len(shape)
     idx = [f"i{d}" for d in range(nd)]
     inputs, names, scalars = [], {}, []
     temps = {}
-    body = []
-    for op in group.ops:
-        exprs = []
-        for a in op.args:
-            if a in temps:
-                exprs.append(temps[a])
-                continue
-            if a in prog.consts and literal(prog.consts[a]) is not None:
-                exprs.append(literal(prog.consts[a]))
-                continue
-            if a not in names:
-                names[a] = f"a{len(inputs)}"
-                inputs.append(a)
-            a_shape = prog.shape(a)
-            if len(a_shape) == 0:
+    pre, body, results = [], [], []
+    members = {k for k, _ in group.ops}
+    fetched = set(prog.fetches)
+    users = prog.consumers()
+
+    def read(a):
+        if a in temps:
+            return temps[a]
+        if a in prog.consts and literal(prog.consts[a]) is not None:
+            return literal(prog.consts[a])
+        if a not in names:
+            names[a] = f"a{len(inputs)}"
+            inputs.append(a)
+        a_shape = prog.shape(a)
+        if len(a_shape) == 0:
+            if a not in scalars:
                 scalars.append(a)
-                exprs.append(names[a])
-                continue
-            lead = nd - len(a_shape)
-            index = ", ".join("0" if d == 1 and shape[lead + j] != 1 else idx[lead + j]
-                              for j, d in enumerate(a_shape))
-            exprs.append(f"{names[a]}[{index}]")
+            return names[a]
+        lead = nd - len(a_shape)
+        index = ", ".join("0" if d == 1 and shape[lead + j] != 1 else idx[lead + j]
+                          for j, d in enumerate(a_shape))
+        return f"{names[a]}[{index}]"
+
+    def result(v, alloc):
+        name = f"r{len(results)}"
+        results.append(v)
+        pre.append(f"{name} = {alloc}")
+        return name
+
+    for _, op in group.ops:
+        out = op.outs[0]
+        if op.name == "accumulate":
+            out_shape, terms = prog.shape(out), _scatter_ranges(prog, op)
+            covered = len(set(terms)) * size_of(shape) == size_of(out_shape)
+            r = result(out, f"np.{'empty' if covered else 'zeros'}({out_shape!r})")
+            written = set()  # terms into the same slice are added in numpy's order
+            for term, ranges in zip(op.args, terms):
+                at = ", ".join(_affine(start, step, i) for (start, _, step), i in zip(ranges, idx))
+                body.append(f"{r}[{at}] {'+=' if ranges in written else '='} {read(term)}")
+                written.add(ranges)
+            continue
+        exprs = [read(a) for a in op.args]
+        kept = _reduced_axes(prog, op)
+        if kept is not None:
+            out_shape = prog.shape(out)
+            r = result(out, f"np.zeros({out_shape!r})" if out_shape else "0.0")
+            at = f"[{', '.join('0' if d is None else idx[d] for d in kept)}]" \
+                if out_shape else ""
+            body.append(f"{r}{at} += {exprs[0]}")
+            continue
         t = f"t{len(temps)}"
-        temps[op.outs[0]] = t
-        body.append(f"{t} = {ELEMENTWISE[op.name][1].format(*exprs)}")
-    root = temps[group.root.outs[0]]
+        temps[out] = t
+        body.append(f"{t} = " + ("(" + " + ".join(exprs) + ")" if op.name == "add_n"
+                                 else ELEMENTWISE[op.name][1].format(*exprs)))
+        if out in fetched or any(u not in members for u in users.get(out, ())):
+            dtype = "np.bool_" if prog.dtype(out) == _BOOL else "np.float64"
+            r = result(out, f"np.empty({tuple(shape)!r}, dtype={dtype})")
+            body.append(f"{r}[{', '.join(idx) if nd else '()'}] = {t}")
     lines = ["import math", "import numpy as np", "from numba import njit",
              "from hessgrad.kernels import scalar as _k", "",
              "", '@njit(cache=True, error_model="numpy", nogil=True)',
              f"def kernel({', '.join(names[a] for a in inputs)}):"]
-    out_dtype = "np.bool_" if prog.dtype(group.root.outs[0]) == _BOOL else "np.float64"
-    if group.reduce is not None:
-        lines.append("    acc = 0.0")
-    else:
-        lines.append(f"    out = np.empty({tuple(shape)!r}, dtype={out_dtype})")
+    lines += ["    " + line for line in pre]
     indent = "    "
     for d in range(nd):
         lines.append(f"{indent}for {idx[d]} in range({shape[d]}):")
         indent += "    "
-    lines.extend(indent + b for b in body)
-    if group.reduce is not None:
-        lines.append(f"{indent}acc += {root}")
-        lines.append("    return acc")
-    else:
-        lines.append(f"{indent}out[{', '.join(idx) if nd else '()'}] = {root}")
-        lines.append("    return out")
-    return "\n".join(lines) + "\n", inputs, scalars
+    lines += [indent + line for line in body]
+    returned = ", ".join(f"r{j}" for j in range(len(results)))
+    lines.append(f"    return {returned}" if len(results) == 1 else f"    return ({returned})")
+    return "\n".join(lines) + "\n", inputs, scalars, results
+
+
+def _affine(start, step, i):
+    term = i if step == 1 else f"{step} * {i}"
+    return term if start == 0 else f"{start} + {term}"
 
 
 def fuse(prog, min_size=None):
-    """Replace each fusible group by one ``fused`` op; returns {id(op): (make_call, bound)}
-    for the code generator."""
+    """Replace each group by one ``fused`` op (several results: a multi-output op); returns
+    {id(op): (make_call, bound, post)} for the code generator."""
     from ..kernels import loader
 
     if not loader.available():
@@ -207,28 +338,27 @@ def fuse(prog, min_size=None):
     replace = {}
     drop = set()
     for n, g in enumerate(groups):
-        source, inputs, scalars = kernel_source(prog, g)
+        source, inputs, scalars, results = kernel_source(prog, g)
         kernel = loader.load(source)
-        final = g.reduce if g.reduce is not None else g.root
-        nodes = [op.node for op in g.ops] + ([g.reduce.node] if g.reduce is not None else [])
-        fused = Op("fused", kernel, inputs, {}, final.outs, False, final.node, nodes,
-                   extra={"source": source})
+        last = g.ops[-1][1]
+        fused = Op("fused", kernel, inputs, {}, results, len(results) > 1, last.node,
+                   [op.node for _, op in g.ops], extra={"source": source})
         name = f"K{n}"
         converters = {a: ("bool" if prog.dtype(a) == _BOOL else "float") for a in scalars}
-        position = [inputs.index(a) for a in scalars]
+        position = {inputs.index(a): converters[a] for a in scalars}
+        # Numba returns a sum as a Python float: numpy's type instead
+        floats = [v for v in results if prog.shape(v) == ()]
 
-        def make(args, name=name, reduce=g.reduce is not None, position=position,
-                 converters=converters, inputs=inputs):
-            args = list(args)
-            for p in position:
-                args[p] = f"{converters[inputs[p]]}({args[p]})"
+        def make(args, name=name, position=position, wrap=(floats == results)):
+            args = [f"{position[j]}({a})" if j in position else a
+                    for j, a in enumerate(args)]
             call = f"{name}({', '.join(args)})"
-            return f"_f64({call})" if reduce else call
+            return f"_f64({call})" if wrap else call
 
-        calls[id(fused)] = (make, {name: kernel, "_f64": np.float64})
-        replace[id(final)] = fused
-        for op in g.ops:
-            if op is not final:
-                drop.add(id(op))
+        post = [] if floats == results else [f"v{v} = _f64(v{v})" for v in floats]
+        calls[id(fused)] = (make, {name: kernel, "_f64": np.float64}, post)
+        replace[id(last)] = fused
+        for _, op in g.ops[:-1]:
+            drop.add(id(op))
     prog.ops = [replace.get(id(op), op) for op in prog.ops if id(op) not in drop]
     return calls

@@ -1,0 +1,138 @@
+"""Multi-output fused kernels (hessgrad.compiler.fusion): groups with shared intermediates,
+fetched intermediates, sums and scatters into sliced results, kept convex; the numbers of the
+unfused program and of the plan interpreter to rounding."""
+
+import numpy as np
+import pytest
+
+import hessgrad as hg
+import hessgrad.numpy as hnp
+
+pytest.importorskip("numba")
+
+N = 5000  # above wholegraph.MAX_SIZE: the per-op path with fused kernels
+
+
+def _compiled(fn, *args):
+    """The compiled program's ops after fusion, once the results are checked against the
+    program without kernels and the plan interpreter."""
+    f = hg.function(fn)
+    got = f(*args)
+    for flags in (dict(jit_kernels=False), dict(optimize=False)):
+        want = hg.function(fn, **flags)(*args)
+        for a, b in zip(got if isinstance(got, tuple) else (got,),
+                        want if isinstance(want, tuple) else (want,)):
+            assert np.asarray(a).dtype == np.asarray(b).dtype
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    return f.get_concrete_function(*args).compiled
+
+
+def ext_rosen(x):
+    odd, even = x[0::2], x[1::2]
+    return hnp.sum(100.0 * (even - odd ** 2) ** 2 + (1.0 - odd) ** 2)
+
+
+X = np.random.default_rng(0).uniform(-1.5, 1.5, N)
+V = np.random.default_rng(1).standard_normal(N)
+
+
+def test_intermediate_used_twice_is_computed_once_in_one_kernel():
+    def f(x):
+        t = x * 2.0 + 1.0
+        return t * t - t / (1.0 + x * x)
+    c = _compiled(f, X)
+    assert c.counts_after == {"fused": 1}
+    assert c.kernel_sources[0].count("* 2.0") == 1
+
+
+def test_fetched_intermediate_is_an_extra_output():
+    def f(x):
+        t = x * 3.0 - 1.0
+        return t, hnp.sum(t * x), t * t + x
+    c = _compiled(f, X)
+    assert c.counts_after == {"fused": 1}
+    (op,) = c.program.ops
+    assert op.multi and len(op.outs) == 3
+    assert isinstance(hg.function(f)(X)[1], np.float64)  # the sum keeps numpy's type
+
+
+def test_a_non_fused_op_between_two_fused_ones_splits_the_group():
+    def f(x):
+        a = x * 2.0 + 1.0
+        return a * hnp.exp(a) + a  # exp (a numpy ufunc) reads a and feeds the same tree
+    c = _compiled(f, X)
+    assert c.counts_after == {"fused": 2, "exp": 1}
+    first, exp, second = c.program.ops
+    assert exp.args == [first.outs[0]] and set(exp.outs) <= set(second.args)
+
+
+@pytest.mark.parametrize("task", ["grad", "hvp"])
+def test_strided_accumulate_is_written_by_the_kernel(task):
+    if task == "grad":
+        c = _compiled(hg.grad(ext_rosen), X)
+    else:
+        c = _compiled(hg.hvp(ext_rosen), X, V)
+    assert c.counts_after.get("fused") == 1 and "accumulate" not in c.counts_after
+    source = c.kernel_sources[0]
+    assert "np.empty((5000,))" in source and "[1 + 2 * i0] = " in source  # no zero-fill
+
+
+def test_value_and_gradient_in_one_kernel():
+    c = _compiled(hg.value_and_grad(ext_rosen), X)
+    assert c.counts_after.get("fused") == 1
+    value, grad = hg.function(hg.value_and_grad(ext_rosen))(X)
+    assert isinstance(value, np.float64)
+
+
+def test_two_dimensional_slices_and_partly_covered_results():
+    def f(w):
+        return hnp.sum(hnp.sin(w[::2, 1:]) * w[::2, 1:] ** 2) + \
+            hnp.sum(w[1::2, :-1] ** 3 * 0.5)
+    w = X.reshape(50, 100)
+    c = _compiled(hg.grad(f), w)
+    assert "accumulate" not in c.counts_after
+    assert any("np.zeros((50, 100))" in s for s in c.kernel_sources)  # two corners stay 0
+
+
+@pytest.mark.parametrize("f, x", [
+    (lambda x: hnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2), X),
+    (lambda w: hnp.sum(w[:, 1] ** 2 * 2.0 + w[:, 3] ** 3), X.reshape(1000, 5)),
+], ids=["overlapping-slices", "integer-indices"])
+def test_other_accumulates_stay_numpy(f, x):
+    c = _compiled(hg.grad(f), x)
+    assert c.counts_after.get("accumulate") == 1 and c.counts_after.get("fused")
+
+
+def test_boolean_mask_as_kernel_output():
+    def f(x):
+        m = x > 0.25
+        return m, hnp.where(m, x * x, -x) * 2.0 + 1.0
+    c = _compiled(f, X)
+    assert c.counts_after == {"fused": 1}
+    assert "np.bool_" in c.kernel_sources[0]
+
+
+def test_float32_stays_unfused():
+    c = hg.function(hg.grad(ext_rosen))
+    c(X.astype(np.float32))
+    assert "fused" not in c.get_concrete_function(X.astype(np.float32)).compiled.counts_after
+
+
+def _mlp(x, w):
+    h = hnp.tanh(x @ hnp.reshape(w[:60], (6, 10)) + w[60:70])
+    return hnp.mean((h @ w[70:80] - hnp.sin(x[:, 0])) ** 2)
+
+
+@pytest.mark.parametrize("name", ["rosenbrock", "mlp"])
+def test_dense_hessians_of_batched_programs(name):
+    rng = np.random.default_rng(2)
+    if name == "rosenbrock":
+        f, x = ext_rosen, rng.uniform(-1.5, 1.5, 2000)
+    else:
+        data = rng.standard_normal((1000, 6))
+        f, x = (lambda w: _mlp(data, w)), 0.3 * rng.standard_normal(80)
+    H = hg.hessian(f)(x)
+    np.testing.assert_allclose(H, hg.hessian(f, detect_sparsity=False)(x), rtol=1e-12,
+                               atol=1e-12)
+    eager = np.stack([hg.hvp(f)(x, e) for e in np.eye(x.size)[:: max(1, x.size // 40)]])
+    np.testing.assert_allclose(H[:: max(1, x.size // 40)], eager, rtol=1e-12, atol=1e-12)
