@@ -12,6 +12,7 @@ numpy's up to rounding; groups whose loop has fewer than ``MIN_SIZE`` elements s
 import numpy as np
 
 from .ir import Op, known, size_of
+from .passes import dead_code
 
 MIN_SIZE = 512
 
@@ -111,22 +112,30 @@ def _reduced_axes(prog, op):
     return [None if d in axes else d for d in range(nd) if keep or d not in axes]
 
 
+def _slice_ranges(index, shape):
+    """``(start, stop, step)`` per axis of ``shape`` for a basic index made of slices only;
+    None for another index."""
+    parts = list(index) if isinstance(index, tuple) else [index]
+    if len(parts) > len(shape) or not all(isinstance(p, slice) for p in parts):
+        return None
+    parts += [slice(None)] * (len(shape) - len(parts))
+    return tuple(p.indices(n) for p, n in zip(parts, shape))
+
+
 def _scatter_ranges(prog, op):
     """For a float64 ``accumulate`` whose indices are all slices (or None: everything), each
-    two the same or disjoint: ``(start, stop, step)`` per result axis for each term; None
-    otherwise. (Partly overlapping terms would be added in another order than numpy's.)"""
+    two the same or disjoint: the :func:`_slice_ranges` of each term; None otherwise.
+    (Partly overlapping terms would be added in another order than numpy's.)"""
     shape = prog.shape(op.outs[0])
     if op.name != "accumulate" or not known(shape) or not shape or \
             prog.dtype(op.outs[0]) != _F64:
         return None
     ranges = []
     for term, index in zip(op.args, op.params["indices"]):
-        parts = [] if index is None else list(index if isinstance(index, tuple) else (index,))
-        if len(parts) > len(shape) or not all(isinstance(p, slice) for p in parts) or \
-                prog.dtype(term) != _F64 or not known(prog.shape(term)):
+        r = _slice_ranges(() if index is None else index, shape)
+        if r is None or prog.dtype(term) != _F64 or not known(prog.shape(term)):
             return None
-        parts += [slice(None)] * (len(shape) - len(parts))
-        ranges.append(tuple(p.indices(n) for p, n in zip(parts, shape)))
+        ranges.append(r)
     count = np.zeros(shape, np.intp)
     for r in set(ranges):
         count[tuple(slice(*_slice_args(*x)) for x in r)] += 1
@@ -250,24 +259,34 @@ def kernel_source(prog, group):
     members = {k for k, _ in group.ops}
     fetched = set(prog.fetches)
     users = prog.consumers()
+    producer = {o: op for op in prog.ops for o in op.outs}
 
     def read(a):
         if a in temps:
             return temps[a]
         if a in prog.consts and literal(prog.consts[a]) is not None:
             return literal(prog.consts[a])
+        a_shape = prog.shape(a)
+        lead = nd - len(a_shape)
+        index = ["0" if d == 1 and shape[lead + j] != 1 else idx[lead + j]
+                 for j, d in enumerate(a_shape)]
+        view = producer.get(a)
+        ranges = None if view is None or view.name != "getitem" or not a_shape or \
+            not known(prog.shape(view.args[0])) else \
+            _slice_ranges(view.params["index"], prog.shape(view.args[0]))
+        if ranges is not None:
+            # a sliced view is read through its array: a strided view would make Numba
+            # compile a slower loop for any-layout arrays
+            a = view.args[0]
+            index = [_affine(start, step, i) for (start, _, step), i in zip(ranges, index)]
         if a not in names:
             names[a] = f"a{len(inputs)}"
             inputs.append(a)
-        a_shape = prog.shape(a)
         if len(a_shape) == 0:
             if a not in scalars:
                 scalars.append(a)
             return names[a]
-        lead = nd - len(a_shape)
-        index = ", ".join("0" if d == 1 and shape[lead + j] != 1 else idx[lead + j]
-                          for j, d in enumerate(a_shape))
-        return f"{names[a]}[{index}]"
+        return f"{names[a]}[{', '.join(index)}]"
 
     def result(v, alloc):
         name = f"r{len(results)}"
@@ -320,6 +339,8 @@ def kernel_source(prog, group):
 
 
 def _affine(start, step, i):
+    if i == "0":
+        return str(start)
     term = i if step == 1 else f"{step} * {i}"
     return term if start == 0 else f"{start} + {term}"
 
@@ -361,4 +382,5 @@ def fuse(prog, min_size=None):
         for _, op in g.ops[:-1]:
             drop.add(id(op))
     prog.ops = [replace.get(id(op), op) for op in prog.ops if id(op) not in drop]
+    dead_code(prog)  # views now read through their arrays inside kernels
     return calls
