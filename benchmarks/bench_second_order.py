@@ -128,7 +128,8 @@ def hvp_engines(peers, fs, args, v):
 
 def hessian_engines(peers, fs, args):
     f_hg, f_ag, f_jax, f_torch = fs
-    engines = [("hessgrad hessian", lambda: hg.hessian(f_hg)(*args))]
+    H = hg.hessian(f_hg)  # built once, like every peer's transform below
+    engines = [("hessgrad hessian", lambda: H(*args))]
     if peers["autograd"]:
         h = peers["autograd"][0].hessian(f_ag)
         engines.append(("autograd hessian", lambda: h(*args)))

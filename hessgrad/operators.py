@@ -3,33 +3,16 @@
 They are the duck-typed operators that ``solvers`` and ``scipy.sparse.linalg`` accept.
 """
 
-from collections import OrderedDict
-
 import numpy as np
 
+from ._recent import Recent
 from .engine.tensor import Tensor
 from .second_order import make_hvp
 from .transforms import jvp, vjp
 
 
-# make_hvp(f, 0, mode) of recently used objectives: operators built at successive points of
-# an optimizer share its trace. Bounded, because each entry holds its f.
-_RECENT = OrderedDict()
-_RECENT_MAX = 16
-
-
-def _make_hvp(f, mode):
-    try:
-        key = (f, mode)
-        at = _RECENT.pop(key, None)
-    except TypeError:  # an unhashable callable
-        return make_hvp(f, 0, mode)
-    if at is None:
-        at = make_hvp(f, 0, mode)
-    _RECENT[key] = at
-    while len(_RECENT) > _RECENT_MAX:
-        _RECENT.popitem(last=False)
-    return at
+# Operators built at successive points of an optimizer share make_hvp's trace.
+_RECENT = Recent()
 
 
 class HessianOperator:
@@ -61,7 +44,7 @@ class HessianOperator:
         self.shape = (x.size, x.size)
         self.dtype = x.dtype
         self.nmatvec = 0
-        self._hvp = _make_hvp(f, mode)(x, *args)
+        self._hvp = _RECENT.get((f, mode), lambda: make_hvp(f, 0, mode))(x, *args)
 
     def matvec(self, v):
         v = np.asarray(v, dtype=self.dtype)

@@ -7,6 +7,7 @@ selectable, and the test suite checks all of them against each other.
 
 import numpy as np
 
+from ._recent import Recent
 from .engine.forward import ForwardAccumulator
 from .engine.function import function
 from .engine.gradients import gradients
@@ -267,7 +268,15 @@ def hessian(f, argnums=0, *, sparse=False, detect_sparsity=True, **sparse_option
     if sparse_options:
         raise TypeError(f"hessian: unexpected keyword arguments {sorted(sparse_options)} "
                         "(they are options of sparse=True)")
+    key = (f, argnums if isinstance(argnums, int) else tuple(argnums), bool(detect_sparsity))
+    return _RECENT.get(key, lambda: _dense_hessian(f, argnums, detect_sparsity))
 
+
+# hessian(f) written inline in a loop finds the trace and structure of the previous calls.
+_RECENT = Recent()
+
+
+def _dense_hessian(f, argnums, detect_sparsity):
     traced = function(hvp(f, argnums))  # one trace per argument signature, reused at every x
     structure = [STRUCTURE_CHECK(f) if detect_sparsity and STRUCTURE_CHECK else None]
 

@@ -9,7 +9,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 # Lower rank = lower layer. A module may import modules of its own rank or below.
 RANKS = {
-    "hessgrad.kernels": 0, "hessgrad._runtime": 0, "hessgrad.coloring": 0,
+    "hessgrad.kernels": 0, "hessgrad._runtime": 0, "hessgrad.coloring": 0, "hessgrad._recent": 0,
     "hessgrad.engine": 1,
     "hessgrad.ops": 2,
     "hessgrad.numpy": 3, "hessgrad.compiler": 3, "hessgrad.custom": 3,

@@ -260,3 +260,22 @@ def test_make_hvp_without_the_compiler_folds_the_point(monkeypatch):
     V = np.stack([v, 2 * v, x])
     np.testing.assert_allclose(product.batched(V), [rosen_hess_prod(x, u) for u in V],
                                rtol=1e-10)
+
+
+def test_hessian_written_inline_reuses_the_trace_of_previous_calls():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return rosenbrock(x)
+
+    rng = np.random.default_rng(6)
+    for _ in range(3):
+        x = rng.standard_normal(40)
+        np.testing.assert_allclose(hg.hessian(f)(x), rosen_hess(x), rtol=1e-10, atol=1e-12)
+    traces = len(calls)
+    x = rng.standard_normal(40)
+    hg.hessian(f)(x)
+    assert len(calls) == traces      # nothing traced again at a new point
+    np.testing.assert_allclose(hg.hessian(f, detect_sparsity=False)(x), rosen_hess(x),
+                               rtol=1e-10, atol=1e-12)
