@@ -5,14 +5,9 @@ They are the duck-typed operators that ``solvers`` and ``scipy.sparse.linalg`` a
 
 import numpy as np
 
-from ._recent import Recent
 from .engine.tensor import Tensor
 from .second_order import make_hvp
 from .transforms import jvp, vjp
-
-
-# Operators built at successive points of an optimizer share make_hvp's trace.
-_RECENT = Recent()
 
 
 class HessianOperator:
@@ -44,7 +39,7 @@ class HessianOperator:
         self.shape = (x.size, x.size)
         self.dtype = x.dtype
         self.nmatvec = 0
-        self._hvp = _RECENT.get((f, mode), lambda: make_hvp(f, 0, mode))(x, *args)
+        self._hvp = make_hvp(f, 0, mode)(x, *args)
 
     def matvec(self, v):
         v = np.asarray(v, dtype=self.dtype)

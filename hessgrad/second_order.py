@@ -135,6 +135,11 @@ def hvp(f, argnums=0, mode="fwd-rev"):
     return hvp_f
 
 
+# make_hvp(f) and hessian(f) written inline in a loop (or HessianOperator(f, x) built at each
+# iterate) find the traces, structure and compiled programs of the previous calls.
+_RECENT = Recent()
+
+
 def make_hvp(f, argnums=0, mode="fwd-rev"):
     """``make_hvp(f)(*args)`` -> ``(v -> H v)`` at fixed ``args``, for Krylov loops.
 
@@ -154,6 +159,11 @@ def make_hvp(f, argnums=0, mode="fwd-rev"):
     array([[ 6.,  0.],
            [ 0., 12.]])
     """
+    key = ("make_hvp", f, argnums if isinstance(argnums, int) else tuple(argnums), mode)
+    return _RECENT.get(key, lambda: _make_hvp(f, argnums, mode))
+
+
+def _make_hvp(f, argnums, mode):
     product = hvp(f, argnums, mode)
     traced = function(product)  # one trace per signature, shared by every point
 
@@ -268,12 +278,9 @@ def hessian(f, argnums=0, *, sparse=False, detect_sparsity=True, **sparse_option
     if sparse_options:
         raise TypeError(f"hessian: unexpected keyword arguments {sorted(sparse_options)} "
                         "(they are options of sparse=True)")
-    key = (f, argnums if isinstance(argnums, int) else tuple(argnums), bool(detect_sparsity))
+    key = ("hessian", f, argnums if isinstance(argnums, int) else tuple(argnums),
+           bool(detect_sparsity))
     return _RECENT.get(key, lambda: _dense_hessian(f, argnums, detect_sparsity))
-
-
-# hessian(f) written inline in a loop finds the trace and structure of the previous calls.
-_RECENT = Recent()
 
 
 def _dense_hessian(f, argnums, detect_sparsity):

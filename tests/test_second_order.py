@@ -279,3 +279,19 @@ def test_hessian_written_inline_reuses_the_trace_of_previous_calls():
     assert len(calls) == traces      # nothing traced again at a new point
     np.testing.assert_allclose(hg.hessian(f, detect_sparsity=False)(x), rosen_hess(x),
                                rtol=1e-10, atol=1e-12)
+
+
+def test_make_hvp_written_inline_reuses_the_trace():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return rosenbrock(x)
+
+    rng = np.random.default_rng(7)
+    for _ in range(3):
+        x, v = rng.standard_normal(25), rng.standard_normal(25)
+        np.testing.assert_allclose(hg.make_hvp(f)(x)(v), rosen_hess_prod(x, v), rtol=1e-10)
+    assert len(calls) == 1
+    with pytest.raises(ValueError, match="mode"):
+        hg.make_hvp(f, mode="sideways")
