@@ -136,7 +136,9 @@ def hvp(f, argnums=0, mode="fwd-rev"):
 
 
 # make_hvp(f) and hessian(f) written inline in a loop (or HessianOperator(f, x) built at each
-# iterate) find the traces, structure and compiled programs of the previous calls.
+# iterate) find the traces, structure and compiled programs of the previous calls. As with
+# hessgrad.function, arrays that f reads from outside its arguments are captured when it is
+# traced: data that changes between calls must be passed as arguments.
 _RECENT = Recent()
 
 
@@ -148,7 +150,9 @@ def make_hvp(f, argnums=0, mode="fwd-rev"):
     the gradient) runs once, and each product re-runs only the tangent part. The returned
     function has a ``batched(V)`` method taking vectors stacked along a leading axis and
     computing all the products in one run (matrix-matrix products where the HVP has
-    matrix-vector ones).
+    matrix-vector ones). ``make_hvp(f)`` of the same ``f`` (one of the 16 most recent) reuses
+    the trace; arrays ``f`` reads from outside its arguments are captured when it is traced,
+    so pass data that changes between calls as arguments.
 
     >>> import hessgrad as hg
     >>> import hessgrad.numpy as hnp
@@ -263,7 +267,10 @@ def hessian(f, argnums=0, *, sparse=False, detect_sparsity=True, **sparse_option
     graph once per signature (a cheap walk that gives up early on dense problems); when a
     coloring of it needs at most half as many products as columns (banded, block-diagonal,
     partially separable objectives), only those products run and the dense array is
-    assembled from them: the same numbers, ``n / colors`` times less work.
+    assembled from them: the same numbers, ``n / colors`` times less work. ``hessian(f)`` of
+    the same ``f`` (one of the 16 most recent) reuses the trace and structure; arrays ``f``
+    reads from outside its arguments are captured when it is traced, so pass data that
+    changes between calls as arguments.
 
     >>> import hessgrad as hg
     >>> import hessgrad.numpy as hnp
