@@ -145,10 +145,15 @@ def backprop(targets, target_grads, sources, producer=None, *, nodes=None, conne
     results = []
     for s in sources:
         g = _aggregate(grads, s, aggregation_method, keep=True) if id(s) in connected else None
-        if g is None and unconnected == UnconnectedGradients.ZERO:
-            g = bind(get("zeros_like"), (s,), {})
-        results.append(g)
+        results.append(unconnected_gradient(s, unconnected) if g is None else g)
     return results
+
+
+def unconnected_gradient(source, unconnected):
+    """What a source that no target depends on gets: None, or zeros shaped like it."""
+    if unconnected == UnconnectedGradients.ZERO:
+        return bind(get("zeros_like"), (source,), {})
+    return None
 
 
 def _connected(nodes, sources, stop_ids):

@@ -1,6 +1,6 @@
 """GradientTape: records eager (or traced) ops that touch watched tensors; differentiates them."""
 
-from .backprop import UnconnectedGradients, backprop, check_unconnected
+from .backprop import UnconnectedGradients, backprop, check_unconnected, unconnected_gradient
 from .dispatch import READ, bind
 from .nest import flatten, pack_as
 from .node import Node
@@ -147,6 +147,15 @@ class GradientTape(Recorder):
         return grads[0] if single else pack_as(sources, grads)
 
     def _backprop(self, targets, target_grads, sources, unconnected):
+        # As in TensorFlow, a source the tape never tracked (not watched, not computed from a
+        # watched tensor) gets no gradient, even where a target depends on it.
+        live = [s for s in sources if id(s) in self._tracked]
+        if len(live) < len(sources):
+            grads = dict(zip(map(id, live), self._backprop(targets, target_grads, live,
+                                                            unconnected))) if live else {}
+            self._used = True
+            return [grads[id(s)] if id(s) in grads else unconnected_gradient(s, unconnected)
+                    for s in sources]
         self._used = True
         was_paused, self.paused = self.paused, True
         recorders = STATE.recorders

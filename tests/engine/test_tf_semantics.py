@@ -450,3 +450,16 @@ def test_numpy_conversion_under_a_tape_raises_instead_of_dropping_gradient():
         z = hg.reduce_sum(y)
     assert float(tape.gradient(z, x)[1]) == 4.0
     np.testing.assert_array_equal(np.asarray(y), [1.0, 4.0])  # fine once recording is over
+
+
+def test_tape_gives_no_gradient_for_an_unwatched_source_even_where_the_target_depends_on_it():
+    x, z = hg.constant([1.0, 2.0]), hg.constant([3.0, 4.0])
+    with hg.GradientTape(persistent=True) as tape:
+        tape.watch(z)
+        y = hg.reduce_sum(x * z)
+    gx, gz = tape.gradient(y, [x, z])
+    assert gx is None
+    np.testing.assert_allclose(gz.numpy(), [1.0, 2.0])
+    zx, _ = tape.gradient(y, [x, z], unconnected_gradients="zero")
+    np.testing.assert_allclose(zx.numpy(), [0.0, 0.0])
+    assert tape.jacobian(x * z, x) is None
