@@ -62,6 +62,9 @@ def _ufunc(name, op, nin, summary, example):
     boolean = getattr(op, "primitive", None) is not None and op.primitive.nondiff
     def ufunc(*args, out=None, where=True, casting="same_kind", order="K", dtype=None,
               subok=True, signature=None):
+        if len(args) == nin and out is None and where is True and dtype is None and \
+                signature is None:  # the common call: no option to check
+            return op(*args)
         if len(args) == nin + 1:  # numpy accepts ``out`` positionally too
             args, out = args[:nin], args[nin]
         if len(args) != nin:

@@ -198,8 +198,13 @@ scatter_add_dynamic = primitive(
         g.dtype if isinstance(g, Tensor) else g)))
 
 
+_BASIC = (slice, int, type(None), type(Ellipsis))  # exact types: bool (a mask) is not int
+
+
 def index(x, idx):
     """``x[idx]`` with numpy's rules (the body of ``Tensor.__getitem__``)."""
+    if type(idx) in _BASIC or (type(idx) is tuple and all(type(p) in _BASIC for p in idx)):
+        return getitem(x, index=idx)  # already normal: slices, ints, None, Ellipsis
     idx = normalize_index(idx, shape_of(x))
     if is_dynamic(idx):
         template, tensors = _split_dynamic(idx)
