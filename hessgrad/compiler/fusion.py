@@ -1,12 +1,15 @@
-"""Fusion of elementwise trees into one Numba kernel each.
+"""Fusion of elementwise ops into multi-output Numba kernels.
 
-An elementwise op (identified by primitive name) joins the group of its consumer when its
-result has that single consumer, is not fetched and has the consumer's shape; a ``sum`` over
-all axes of a group's root joins as the final reduction. A group becomes one loop over the
-output shape (inputs indexed with their broadcast strides written out statically) that keeps
-every intermediate in a register, generated as text and compiled by
-:mod:`hessgrad.kernels.loader`. Only float64 (and boolean masks) are fused, so the numbers are
-numpy's up to rounding; groups whose loop has fewer than ``MIN_SIZE`` elements stay on numpy.
+Elementwise ops (identified by primitive name) and ``add_n`` over one shape, sums (``sum``,
+``sum_to``) of their results and ``accumulate`` ops whose terms fill slices of that shape form
+convex groups (:func:`find_groups`). A group becomes one loop over its shape (inputs indexed
+with their broadcast strides written out statically, sliced ``getitem`` views through their
+arrays) that keeps every intermediate in a register: a value leaves the kernel as an array
+only when it is fetched or read outside the group, sums add up during the loop, and scatters
+store their terms straight into their slices of the result (zero-filled only when the terms do
+not cover it). Kernels are generated as text and compiled by :mod:`hessgrad.kernels.loader`.
+Only float64 (and boolean masks) are fused, so the numbers are numpy's up to rounding; groups
+whose loop has fewer than ``MIN_SIZE`` elements stay on numpy.
 """
 
 import numpy as np
