@@ -136,7 +136,7 @@ def test_kernels_fuse_large_elementwise_trees():
     x = np.linspace(-1, 1, 5000)
     np.testing.assert_allclose(f(x), hg.grad(rosen)(x), rtol=1e-13)
     c = f.get_concrete_function(x)
-    assert c.compiled.fused_kernels >= 2
+    assert c.compiled.fused_kernels >= 1   # one multi-output kernel since clusters
     assert "@njit" in c.compiled.kernel_sources[0]
     off = hg.function(hg.grad(rosen), jit_kernels=False)
     off(x)
