@@ -176,6 +176,11 @@ class _Sweep:
             changed = self.scalarize(op)
             if changed is not None:
                 return changed
+        if name == "matmul" and self._is_outer(args) and prog.dtype(args[0]) == prog.dtype(out):
+            # (m, 1) @ (1, n): an outer product, no sum: the same numbers as a broadcast
+            # multiply, which numpy runs without a GEMM call and fusion can absorb
+            return Op("multiply", get("multiply").forward, list(args), {}, op.outs, False,
+                      op.node, op.nodes)
         src = self.producer.get(args[0]) if args else None
         if src is None or src.multi:
             return None
@@ -209,6 +214,11 @@ class _Sweep:
                 return Op("multiply", get("multiply").forward, [x, prog.new_const(float(k))],
                           {}, op.outs, False, op.node, op.nodes)
         return None
+
+    def _is_outer(self, args):
+        a, b = (self.prog.shape(v) for v in args)
+        return known(a) and known(b) and len(a) == 2 and len(b) == 2 and a[1] == 1 and \
+            b[0] == 1 and self.prog.dtype(args[0]) == self.prog.dtype(args[1])
 
     def scalarize(self, op):
         """A constant array holding one value everywhere, against an operand that has the

@@ -313,3 +313,16 @@ def test_variables_are_read_at_every_call():
     v.assign(np.full(1000, 2.0))
     np.testing.assert_allclose(f(x), np.sum(np.exp(2 * x) * 2), rtol=1e-13)
     assert first != f(x)
+
+
+def test_outer_product_matmuls_become_broadcast_multiplies():
+    a = np.random.default_rng(8).standard_normal((50, 1))
+
+    def f(b):
+        return hnp.sum(hnp.tanh(a @ b) ** 2)
+
+    b = np.random.default_rng(9).standard_normal((1, 7))
+    g = hg.function(hg.grad(f))
+    np.testing.assert_array_equal(g(b), hg.function(hg.grad(f), optimize=False)(b))
+    compiled = g.get_concrete_function(b).compiled
+    assert compiled.counts_after.get("matmul", 0) < compiled.counts_before["matmul"]
