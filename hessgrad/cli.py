@@ -281,8 +281,6 @@ def analyze(args, out):
 
 
 def _analyze(args, out, distributed_operator):
-    import solvers
-
     from . import HessianOperator, grad
 
     if args.plot and not _has_matplotlib():
