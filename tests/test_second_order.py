@@ -189,13 +189,18 @@ def test_sparsity_detection_failures_fall_back_to_the_dense_path():
 
 
 # --- make_hvp / HessianOperator: one trace per signature, a setup run per point ----------------
-def test_make_hvp_traces_once_and_runs_a_setup_per_point():
+def _counting(fn):
+    """``fn`` and the list that grows by one at each of its Python calls (= each trace)."""
     calls = []
 
     def f(x):
         calls.append(1)
-        return rosenbrock(x)
+        return fn(x)
+    return f, calls
 
+
+def test_make_hvp_traces_once_and_runs_a_setup_per_point():
+    f, calls = _counting(rosenbrock)
     at = hg.make_hvp(f)
     rng = np.random.default_rng(4)
     v = rng.standard_normal(30)
@@ -210,12 +215,7 @@ def test_make_hvp_traces_once_and_runs_a_setup_per_point():
 
 
 def test_hessian_operators_of_one_function_share_the_trace():
-    calls = []
-
-    def f(x):
-        calls.append(1)
-        return rosenbrock(x)
-
+    f, calls = _counting(rosenbrock)
     rng = np.random.default_rng(5)
     for _ in range(3):
         x = rng.standard_normal(20)
@@ -263,12 +263,7 @@ def test_make_hvp_without_the_compiler_folds_the_point(monkeypatch):
 
 
 def test_hessian_written_inline_reuses_the_trace_of_previous_calls():
-    calls = []
-
-    def f(x):
-        calls.append(1)
-        return rosenbrock(x)
-
+    f, calls = _counting(rosenbrock)
     rng = np.random.default_rng(6)
     for _ in range(3):
         x = rng.standard_normal(40)
@@ -282,12 +277,7 @@ def test_hessian_written_inline_reuses_the_trace_of_previous_calls():
 
 
 def test_make_hvp_written_inline_reuses_the_trace():
-    calls = []
-
-    def f(x):
-        calls.append(1)
-        return rosenbrock(x)
-
+    f, calls = _counting(rosenbrock)
     rng = np.random.default_rng(7)
     for _ in range(3):
         x, v = rng.standard_normal(25), rng.standard_normal(25)
