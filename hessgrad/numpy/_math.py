@@ -133,7 +133,7 @@ _UFUNCS = {
                     ("float_power([2, 4], -1)", "[0.5, 0.25]")),
     "square": (_ew.square, 1, "Square x * x", ("square([2.0, -3.0])", "[4.0, 9.0]")),
     "sqrt": (_ew.sqrt, 1, "Square root", ("sqrt([4.0, 9.0])", "[2.0, 3.0]")),
-    "cbrt": (_ew.cbrt, 1, "Cube root", ("cbrt([8.0, -27.0])", "[2.0, -3.0]")),
+    "cbrt": (_ew.cbrt, 1, "Cube root", ("cbrt([8.0, -27.0]).round(12)", "[2.0, -3.0]")),
     "reciprocal": (_ew.reciprocal, 1, "Reciprocal 1 / x", ("reciprocal([2.0, 4.0])",
                                                             "[0.5, 0.25]")),
     "exp": (_ew.exp, 1, "Exponential e**x", ("exp([0.0])", "[1.0]")),
