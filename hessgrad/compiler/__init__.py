@@ -49,7 +49,9 @@ class CompiledPlan:
         counts_before, counts_after: steps per primitive name.
         optimized_steps: the optimized program, one line per op.
         source: the generated Python source.
-        whole_graph: True when the whole program runs as one Numba function.
+        whole_graph: True when the whole program runs as one compiled function.
+        backend: who compiled that function, ``"native"`` (llvmlite, :mod:`.native`) or
+            ``"numba"``; ``"python"`` for generated code calling numpy and fused kernels.
         kernel_sources: the source of every Numba kernel (fused kernels, or the whole graph).
         compile_time: seconds spent optimizing and generating code, plus the first run
             (which compiles the Numba kernels, or loads them from the disk cache).
@@ -69,6 +71,7 @@ class CompiledPlan:
         self.jit_kernels = jit_kernels
         generated = self._generate(prog)
         self.whole_graph = isinstance(generated, WholeGraph)
+        self.backend = generated.backend if self.whole_graph else "python"
         self.kernel_sources = [generated.kernel_source] if self.whole_graph else \
             [op.extra["source"] for op in prog.ops if op.name == "fused"]
         self.program = prog
@@ -152,7 +155,7 @@ class CompiledPlan:
     def summary(self):
         """A short text: steps before/after, fused kernels or one whole-graph function,
         compile time."""
-        kernels = "one Numba function" if self.whole_graph else \
+        kernels = f"one {self.backend} function" if self.whole_graph else \
             f"{self.fused_kernels} fused kernels"
         return (f"{self.ops_before} steps -> {self.ops_after} ({kernels}), "
                 f"compiled in {self.compile_time * 1e3:.1f} ms")

@@ -50,6 +50,8 @@ PREFER_NUMPY = {"exp", "log", "tanh", "sigmoid", "logaddexp"}
 
 def literal(value):
     """Source text for a scalar constant, or None when it is not a plain scalar."""
+    if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "biu":
+        value = value.item()  # a 0-d integer or boolean array (``1 - x`` traces one)
     if isinstance(value, (bool, np.bool_)):
         return repr(bool(value))
     if isinstance(value, (int, np.integer)) and abs(int(value)) < 2**53:

@@ -1,9 +1,11 @@
-"""A small optimized program as ONE Numba function, called from a thin Python wrapper.
+"""A small optimized program as ONE compiled function, called from a thin Python wrapper.
 
 For small arrays each numpy call costs far more than its arithmetic (about 0.7 us), so a
 program whose every op has a translation here, whose shapes and dtypes are static
-(float64 or bool) and whose values are small becomes one ``@njit(cache=True)`` function
-(see :mod:`hessgrad.kernels.loader`):
+(float64 or bool) and whose values are small becomes one function: kernel text written for
+``@njit``, compiled by :mod:`.native` (llvmlite directly, about 0.15 ms per statement) or,
+for text outside what that translates, by Numba (:mod:`hessgrad.kernels.loader`, 2-3 ms per
+statement, cached on disk):
 
 * elementwise ops over the same shape are scalar statements in one loop nest over that
   shape (a *loop*); a value leaves its loop as an array only when something outside it reads
@@ -15,19 +17,21 @@ program whose every op has a translation here, whose shapes and dtypes are stati
   unit axes are *views*: index maps applied where they are read, never copied;
 * other reshapes act on the (C-contiguous) array of their operand.
 
-Loops stay open while later ops can join them: an op that reads a value whose loop is still
-open closes that loop first (its code is emitted then), so independent work interleaves
-freely and the function runs every op in a valid order. Numba's compile time grows with the
-number of statements (about 1 ms each), so programs of more than ``MAX_OPS`` ops keep the
-per-op path (with fused kernels for large elementwise trees). So do programs with a value of
+Ops are visited in a topological order that keeps ops of one loop shape together
+(:func:`_schedule`), and loops stay open while later ops can join them: an op that reads a
+value whose loop is still open closes that loop first (its code is emitted then), so the
+function runs every op in a valid order. Programs of more than ``MAX_NATIVE_OPS`` ops (or
+``MAX_OPS`` when Numba compiles them) keep the per-op path (with fused kernels for large
+elementwise trees). So do programs with a value of
 more than ``MAX_SIZE`` elements, or ``MAX_SIZE_SIMD`` when they compute an op that numpy runs
 with SIMD transcendental loops (these beat Numba's scalar libm calls from a few hundred
 elements on), and products of more than ``MAX_MATMUL`` multiply-adds (BLAS is faster).
-Results equal numpy's up to rounding (sums add in another order; matmul is not BLAS; Numba calls the C
-library's transcendental functions, not numpy's SIMD ones), so programs of fewer than
+Results equal numpy's up to rounding (sums add in another order; matmul is not BLAS; the
+kernels call the C library's transcendental functions, not numpy's SIMD ones), so programs of fewer than
 ``MIN_OPS`` ops, which gain little, stay on numpy.
 """
 
+import heapq
 import warnings
 
 import numpy as np
@@ -39,10 +43,12 @@ from .ir import known, size_of
 # Measured (benchmarks/bench_compiled.py problems, 2 cores): the gradient of a 40-op
 # sin/tanh chain breaks even with the per-op path at about 200-400 elements; Rosenbrock's
 # gradient and HVP stay faster up to 30000 elements, but from a few thousand on the fused
-# kernels of the per-op path are within 20%; 600 ops compile in about 1 s.
+# kernels of the per-op path are within 20%. Numba compiles 500 ops in 0.5-3 s, llvmlite
+# (:mod:`.native`) 1300 in 0.2 s.
 MAX_SIZE = 2048
 MAX_SIZE_SIMD = 256
-MAX_OPS = 1000
+MAX_OPS = 1000  # when Numba compiles the text
+MAX_NATIVE_OPS = 20000
 # One or two numpy calls cost less than a compile saves, and stay bit-identical to numpy.
 MIN_OPS = 3
 MAX_MATMUL = 4096
@@ -432,15 +438,65 @@ def _basic_index(index, shape):
     return tuple(result), imap
 
 
+def _loop_shape(prog, op):
+    """The shape of the loop ``op`` runs in (None for views and other loop-free ops)."""
+    if op.name in ("sum", "mean", "sum_to"):
+        return prog.shape(op.args[0])
+    if op.name in ("getitem", "transpose", "broadcast_to", "reshape", "accumulate",
+                   "scatter_add") or op.multi:
+        return None
+    return prog.shape(op.outs[0])
+
+
+def _schedule(prog):
+    """``prog.ops`` in a topological order that runs the ops of one loop shape together.
+
+    Program order interleaves shapes (a dense Hessian's batched tangents (k, n) with the
+    primal values (n,) they read), and each switch closes a loop; this list scheduling keeps
+    taking ready ops of the current shape (loop-free ops first, each group in program
+    order), so a program has about one loop per shape and dependency level."""
+    ops = prog.ops
+    producer = {o: k for k, op in enumerate(ops) for o in op.outs}
+    waiting = [len({producer[a] for a in op.args if a in producer}) for op in ops]
+    users = [[] for _ in ops]
+    for k, op in enumerate(ops):
+        for j in {producer[a] for a in op.args if a in producer}:
+            users[j].append(k)
+    keys = [_loop_shape(prog, op) for op in ops]
+    ready = {}
+
+    def push(k):
+        heapq.heappush(ready.setdefault(keys[k], []), k)
+
+    for k, n in enumerate(waiting):
+        if n == 0:
+            push(k)
+    order, current = [], None
+    while any(ready.values()):
+        if ready.get(None):
+            key = None
+        elif ready.get(current):
+            key = current
+        else:
+            key = current = min((h[0], key) for key, h in ready.items() if h)[1]
+        k = heapq.heappop(ready[key])
+        order.append(ops[k])
+        for u in users[k]:
+            waiting[u] -= 1
+            if waiting[u] == 0:
+                push(u)
+    return order
+
+
 def kernel_source(prog):
     """(Numba module text, array constants passed to it, values it returns, op name of each
     fetched op output) for ``prog``; raises :class:`Unsupported`."""
-    if not MIN_OPS <= len(prog.ops) <= MAX_OPS or prog.variables:
+    if not MIN_OPS <= len(prog.ops) <= MAX_NATIVE_OPS or prog.variables:
         raise Unsupported(f"{len(prog.ops)} ops, or reads Variables")
     em = _Emitter(prog)
     for s in prog.feeds:
         em.check(s)
-    for op in prog.ops:
+    for op in _schedule(prog):
         em.emit(op)
     em.finish()
     used = {a for op in prog.ops for a in op.args}
@@ -465,16 +521,55 @@ def kernel_source(prog):
 class WholeGraph:
     """The wrapper ``fn(*feeds) -> list of fetched values`` and its sources."""
 
-    def __init__(self, fn, source, kernel_source):
+    def __init__(self, fn, source, kernel_source, backend):
         self.fn = fn
         self.source = source
         self.kernel_source = kernel_source
+        self.backend = backend  # "native" (llvmlite) or "numba"
+
+
+def _numba_kernel(prog, ksource, const_arrays):
+    """``ksource`` compiled by Numba (or loaded from its disk cache) for the argument types
+    the wrapper passes; None when Numba cannot type it."""
+    from numba import typeof
+    from numba.core.errors import NumbaError
+
+    from ..kernels import loader
+
+    kernel = loader.load(ksource)
+    samples = [np.zeros(prog.shape(s), prog.dtype(s)) for s in prog.feeds] + const_arrays
+    try:
+        kernel.compile(tuple(typeof(a) for a in samples))
+    except NumbaError as exc:  # a translation Numba cannot type: a bug, but not the user's
+        warnings.warn(f"hessgrad.compiler.wholegraph: Numba could not compile the whole "
+                      f"graph ({type(exc).__name__}); running it op by op", RuntimeWarning,
+                      stacklevel=3)
+        return None
+    return kernel
+
+
+def _native_kernel(prog, ksource, arrays, results):
+    """``ksource`` translated to LLVM IR and compiled by llvmlite (:mod:`.native`); None
+    when the text is outside the translated subset."""
+    try:
+        from . import native
+    except ImportError:  # no llvmlite, or an ndarray layout it cannot read
+        return None
+    specs = {}
+    for v in list(prog.feeds) + list(arrays):
+        name = f"a{v}" if prog.shape(v) == () else f"v{v}"
+        specs[name] = (prog.shape(v), prog.dtype(v))
+    try:
+        return native.NativeKernel(ksource, specs, [prog.dtype(v) for v in results])
+    except native.Unsupported:
+        return None
 
 
 def build(prog):
-    """A :class:`WholeGraph` for ``prog`` (its Numba function compiled, or loaded from the
-    disk cache), or None when Numba is missing or some op, shape or dtype is not supported
-    (the caller then takes the per-op path)."""
+    """A :class:`WholeGraph` for ``prog`` (its kernel compiled by :mod:`.native`, or by Numba
+    when the native translation does not cover it), or None when neither can (Numba
+    missing, or some op, shape or dtype not supported): the caller then takes the per-op
+    path."""
     from ..kernels import loader
 
     if not loader.available():
@@ -483,21 +578,20 @@ def build(prog):
         ksource, arrays, results, kind = kernel_source(prog)
     except Unsupported:
         return None
-    from numba import typeof
-    from numba.core.errors import NumbaError
-
-    kernel = loader.load(ksource)
-    ns = {"_np": np, "_K": kernel}
+    ns = {"_np": np}
     for c in arrays:
         ns[f"v{c}"] = np.asarray(prog.consts[c], order="C")
-    samples = [np.zeros(prog.shape(s), prog.dtype(s)) for s in prog.feeds] + \
-        [ns[f"v{c}"] for c in arrays]
-    try:  # now, for the argument types the wrapper passes
-        kernel.compile(tuple(typeof(a) for a in samples))
-    except NumbaError as exc:  # a translation Numba cannot type: a bug, but not the user's
-        warnings.warn(f"hessgrad.compiler.wholegraph: Numba could not compile the whole "
-                      f"graph ({type(exc).__name__}); running it op by op", RuntimeWarning,
-                      stacklevel=2)
+    args = [f"v{s}" for s in prog.feeds] + [f"v{c}" for c in arrays]
+    backend, kernel = "native", _native_kernel(prog, ksource, arrays, results)
+    if kernel is not None:  # no exceptions to annotate: it only computes
+        call, texts = kernel.call_lines(args, ns)
+    elif len(prog.ops) <= MAX_OPS:
+        backend, kernel = "numba", _numba_kernel(prog, ksource, [ns[f"v{c}"] for c in arrays])
+        ns["_K"] = kernel
+        call = ["try:", f"    _r = _K({', '.join(args)})", "except Exception as exc:",
+                "    exc.add_note(_NOTE)", "    raise"]
+        texts = [f"_r[{j}]" for j in range(len(results))]
+    if kernel is None:
         return None
     outs = []
     for v in prog.fetches:
@@ -507,19 +601,16 @@ def build(prog):
         elif v in prog.feeds:
             outs.append(f"v{v}")
         else:
-            text = f"_r[{results.index(v)}]"
-            if prog.shape(v) == ():  # Numba returns a Python scalar: numpy's type instead
+            text = texts[results.index(v)]
+            if prog.shape(v) == ():  # a scalar from the kernel: numpy's type instead
                 box = "_np.asarray" if kind.get(v) in _ARRAY_0D else \
                     ("_np.bool_" if prog.dtype(v) == _BOOL else "_np.float64")
                 text = f"{box}({text})"
             outs.append(text)
-    call = ", ".join([f"v{s}" for s in prog.feeds] + [f"v{c}" for c in arrays])
     lines = [f"def compiled_graph({', '.join(f'v{s}' for s in prog.feeds)}):"]
-    lines += ["    " + line for line in feed_checks(prog, ns, contiguous=True)]
-    lines += ["    try:", f"        _r = _K({call})", "    except Exception as exc:",
-              "        exc.add_note(_NOTE)", "        raise",
-              f"    return [{', '.join(outs)}]"]
+    lines += ["    " + line for line in feed_checks(prog, ns, contiguous=True) + call]
+    lines.append(f"    return [{', '.join(outs)}]")
     ns["_NOTE"] = f"while running the whole graph ({len(prog.ops)} ops) as one Numba function"
     source = "\n".join(lines) + "\n"
     exec(compile(source, "<hessgrad whole graph>", "exec"), ns)  # noqa: S102 - our source
-    return WholeGraph(ns["compiled_graph"], source, ksource)
+    return WholeGraph(ns["compiled_graph"], source, ksource, backend)
