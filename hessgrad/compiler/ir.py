@@ -116,9 +116,11 @@ class FeedInfo:
         self.feed_names = list(names)
 
 
-def derive(prog, feeds, ops, fetches, variables=True, info=None):
+def derive(prog, feeds, ops, fetches, variables=True, info=None, trusted=()):
     """A program over ``prog``'s values with other feeds, ops and fetches (constants and
-    numbering shared; ``info`` overrides the shape and dtype of some values)."""
+    numbering shared; ``info`` overrides the shape and dtype of some values). Feeds in
+    ``trusted`` are not checked by the generated code: the caller passes C-contiguous
+    ndarrays of their dtype and shape."""
     out = prog.__class__.__new__(prog.__class__)
     out.__dict__.update(prog.__dict__)
     out.info = {**prog.info, **(info or {})}
@@ -133,6 +135,7 @@ def derive(prog, feeds, ops, fetches, variables=True, info=None):
             (out.dtype(v), out.shape(v) if known(out.shape(v)) else None,
              by_slot[v][2] if v in by_slot else f"boundary value v{v}") for v in feeds]
     out.plan = FeedInfo(*zip(*rows)) if rows else FeedInfo((), (), ())
+    out.trusted = frozenset(v for v in trusted if known(out.shape(v)))
     return out
 
 

@@ -41,7 +41,7 @@ def split_program(prog, ops, static):
     static_feeds = [s for s, fixed in zip(prog.feeds, static) if fixed]
     dynamic_feeds = [s for s, fixed in zip(prog.feeds, static) if not fixed]
     setup = derive(prog, static_feeds, setup_ops, boundary, variables=False)
-    apply = derive(prog, boundary + dynamic_feeds, apply_ops, prog.fetches)
+    apply = derive(prog, boundary + dynamic_feeds, apply_ops, prog.fetches, trusted=boundary)
     return Split(setup, apply, boundary)
 
 
@@ -67,7 +67,24 @@ class SplitRunner:
         return max([s for s in sizes if s is not None] + [1])
 
     def at(self, static_values):
-        return Bound(self, self.setup(*static_values))
+        """The per-call part at one point. The boundary values are made what the per-call
+        program trusts them to be (C-contiguous arrays of their dtype and shape) here, once
+        per point, instead of being checked at every call."""
+        apply = self.split.apply
+        boundary = []
+        for v, value in zip(self.split.boundary, self.setup(*static_values)):
+            if v in apply.trusted:
+                dtype = apply.dtype(v)
+                if type(value) is not np.ndarray or value.dtype != dtype or \
+                        not value.flags.c_contiguous:
+                    value = np.ascontiguousarray(value, dtype=dtype)
+                if value.shape != apply.shape(v) and value.size == 1 == size_of(apply.shape(v)):
+                    value = value.reshape(apply.shape(v))  # (1,) where () was traced
+                elif value.shape != apply.shape(v):
+                    raise ValueError(f"make_hvp: boundary value v{v} has shape "
+                                     f"{value.shape}, expected {apply.shape(v)}")
+            boundary.append(value)
+        return Bound(self, boundary)
 
     def batched_apply(self, k, flags):
         key = (k, tuple(flags))

@@ -109,7 +109,10 @@ def test_newton_cg_no_more_work_than_scipy_on_logistic_regression():
     loss, args, w0 = logistic_problem()
     ours = minimize(loss, w0, method="newton-cg", args=args, gtol=1e-9)
     theirs = scipy_run("Newton-CG", loss, w0, args)     # xtol=1e-12: ||g|| ~ 5e-9
-    assert ours.success and theirs.success
+    # SciPy's line search at xtol=1e-12 sometimes ends with "precision loss" (status 2)
+    # at the optimum, depending on the last bits of f: its work still counts.
+    assert ours.success
+    assert theirs.success or (theirs.status == 2 and np.linalg.norm(theirs.jac) <= 1e-7)
     assert np.linalg.norm(ours.jac) <= 1e-9
     # Measured: 24 / 25 / 744 against 44 / 66 / 1081.
     assert ours.nit <= theirs.nit, (ours.nit, theirs.nit)
