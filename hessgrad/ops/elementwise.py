@@ -276,30 +276,29 @@ sigmoid = primitive("sigmoid", _sigmoid, vjp=[lambda g, a, x: g * (a * (1.0 - a)
                     jvp=[lambda t, a, x: t * (a * (1.0 - a))])
 
 
-def _logaddexp_weight(base_exp, a, x, y):
-    """The partial of logaddexp(x, y) in x: ``exp(x - ans)`` (never overflows, as x <= ans).
+def _logaddexp_weight(scale, x, y):
+    """The partial of logaddexp(x, y) in x: ``e^x / (e^x + e^y) = sigmoid(x - y)`` (the
+    difference times ln 2 for logaddexp2). It does not read the answer, so a gradient needs
+    no logaddexp at all, and sigmoid never overflows. Where x and y are the same infinity the
+    difference is NaN: there the weight is the max subgradient 1/2, as at every tie."""
+    d = subtract(x, y) if scale == 1.0 else multiply(subtract(x, y), scale)
+    weight = sigmoid(d)
+    if _eager_all(np.isfinite, x, y):
+        return weight
+    return where(equal(x, y), 0.5, weight)
 
-    Where the answer is infinite (both -inf, or a +inf input) the difference is NaN; there
-    the weight is the max subgradient (1/2 at ties), and the exp branch sees a harmless 0.
-    """
-    if _eager_all(np.isfinite, a):
-        return base_exp(x - a)
-    finite = isfinite(a)
-    difference = where(finite, x, 0.0) - where(finite, a, 0.0)  # no inf - inf computed
-    return where(finite, base_exp(difference), _max_weighted(ones_like(a), x, y))
 
-
-def _logaddexp_prim(name, forward, base_exp):
+def _logaddexp_prim(name, forward, scale):
     return _binary_prim(
         name, forward,
-        vjp=[_u(lambda g, a, x, y: g * _logaddexp_weight(base_exp, a, x, y)),
-             _v(lambda g, a, x, y: g * _logaddexp_weight(base_exp, a, y, x))],
-        jvp=[lambda t, a, x, y: t * _logaddexp_weight(base_exp, a, x, y),
-             lambda t, a, x, y: t * _logaddexp_weight(base_exp, a, y, x)])
+        vjp=[_u(lambda g, a, x, y: g * _logaddexp_weight(scale, x, y)),
+             _v(lambda g, a, x, y: g * _logaddexp_weight(scale, y, x))],
+        jvp=[lambda t, a, x, y: t * _logaddexp_weight(scale, x, y),
+             lambda t, a, x, y: t * _logaddexp_weight(scale, y, x)])
 
 
-logaddexp = _logaddexp_prim("logaddexp", np.logaddexp, lambda d: exp(d))
-logaddexp2 = _logaddexp_prim("logaddexp2", np.logaddexp2, lambda d: exp2(d))
+logaddexp = _logaddexp_prim("logaddexp", np.logaddexp, 1.0)
+logaddexp2 = _logaddexp_prim("logaddexp2", np.logaddexp2, math.log(2.0))
 
 
 def softplus(x):
