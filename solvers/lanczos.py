@@ -260,7 +260,7 @@ def _next_check(keep, m, steps, ratio, last_ratio):
         return m
     per_step = math.log(before / worst) / steps
     needed = math.log(worst) / per_step
-    return keep + max(1, int(0.5 * needed)) if needed <= m - keep else m
+    return min(m, keep + max(1, int(0.5 * needed)))
 
 
 def eigsh(A, k=6, which="LM", *, tol=0.0, maxiter=None, v0=None,
