@@ -10,14 +10,15 @@ graph node ..."), found from the line that raised, at no cost when nothing fails
 import numpy as np
 
 from ..engine.tensor import Tensor
+from ..kernels import vecmath
 from .ir import known
 
-# Primitives that are numpy ufuncs applied as is: usable with ``out=`` and always returning
-# a fresh array for array inputs.
+# Primitives that are numpy ufuncs applied as is (tanh: its vectorised stand-in): usable with
+# ``out=`` and always returning a fresh array for array inputs.
 UFUNCS = {
     "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.true_divide,
     "negative": np.negative, "exp": np.exp, "log": np.log, "log1p": np.log1p,
-    "expm1": np.expm1, "sqrt": np.sqrt, "tanh": np.tanh, "sin": np.sin, "cos": np.cos,
+    "expm1": np.expm1, "sqrt": np.sqrt, "tanh": vecmath.tanh, "sin": np.sin, "cos": np.cos,
     "absolute": np.abs, "square": np.square, "maximum": np.maximum, "minimum": np.minimum,
     "power": np.power, "reciprocal": np.reciprocal, "logaddexp": np.logaddexp,
 }

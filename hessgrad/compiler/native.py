@@ -24,6 +24,9 @@ import math
 
 import numpy as np
 
+from ..kernels.llvm import DATA_OFFSET as _DATA_OFFSET
+from ..kernels.llvm import compile_ir, llvm as _llvm
+
 _F64 = np.dtype(np.float64)
 _BOOL = np.dtype(bool)
 
@@ -39,36 +42,6 @@ class Unsupported(Exception):
     """Raised for kernel text outside the translated subset (the caller falls back)."""
 
 
-def _llvm():
-    import llvmlite.binding as llvm
-    import llvmlite.ir as ir
-    return llvm, ir
-
-
-def _target_machine():
-    """A new target machine for this CPU: MCJIT takes ownership of the one it is given."""
-    llvm, _ = _llvm()
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    target = llvm.Target.from_triple(llvm.get_process_triple())
-    return target.create_target_machine(cpu=llvm.get_host_cpu_name(),
-                                        features=llvm.get_host_cpu_features().flatten(),
-                                        opt=2, jit=True)
-
-
-def _data_offset():
-    """Where an ndarray object holds its data pointer (after the object header, in
-    numpy's ``PyArrayObject_fields``), found by looking: kernels take the array objects
-    themselves, which ctypes passes at no cost, instead of ``a.ctypes.data`` (about 0.5 us
-    each)."""
-    probe = np.arange(3.0)
-    for offset in range(8, 64, 8):
-        if ctypes.c_void_p.from_address(id(probe) + offset).value == probe.ctypes.data:
-            return offset
-    raise ImportError("hessgrad.compiler.native: cannot find the data pointer of an ndarray")
-
-
-_DATA_OFFSET = _data_offset()
 _UNUSED = np.empty(8)  # passed for a scratch or scalar array a kernel does not have
 
 
@@ -472,20 +445,12 @@ class NativeKernel:
     returned value. Keeps its LLVM execution engine (the machine code) alive."""
 
     def __init__(self, source, arg_specs, result_dtypes):
-        llvm, _ = _llvm()
         translator = _Translator(ast.parse(source), arg_specs)
         try:
             self.ir = translator.translate()
         except (KeyError, ValueError, AttributeError, TypeError) as exc:
             raise Unsupported(f"{type(exc).__name__}: {exc}") from exc
-        machine = _target_machine()
-        module = llvm.parse_assembly(self.ir)
-        module.verify()
-        tuning = llvm.create_pipeline_tuning_options(speed_level=2)
-        passes = llvm.create_pass_builder(machine, tuning)
-        passes.getModulePassManager().run(module, passes)
-        self._engine = llvm.create_mcjit_compiler(module, machine)  # owns both from here
-        self._engine.finalize_object()
+        self._engine = compile_ir(self.ir)  # the machine code lives as long as it does
         address = self._engine.get_function_address("kernel")
         outputs = list(translator.outputs.items())
         self._fn = ctypes.CFUNCTYPE(None, *[ctypes.py_object] * (len(arg_specs) +

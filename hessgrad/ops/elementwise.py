@@ -11,6 +11,7 @@ import numpy as np
 
 from ..engine.registry import primitive
 from ..engine.tensor import Tensor, dtype_of, shape_of
+from ..kernels import vecmath
 from .core import broadcast_to, cast, ones_like, unbroadcast, zeros_like  # noqa: F401
 
 LN2, LN10, PI = math.log(2.0), math.log(10.0), math.pi
@@ -318,7 +319,7 @@ arccos = _unary_div("arccos", np.arccos, lambda a, x: -sqrt((1.0 - x) * (1.0 + x
 arctan = _unary_div("arctan", np.arctan, lambda a, x: 1.0 + x * x)
 sinh = _unary("sinh", np.sinh, lambda a, x: cosh(x))
 cosh = _unary("cosh", np.cosh, lambda a, x: sinh(x))
-tanh = primitive("tanh", np.tanh,
+tanh = primitive("tanh", vecmath.tanh,  # numpy.tanh, vectorised for large float64 arrays
                  vjp=[lambda g, a, x: multiply(g, subtract(1.0, multiply(a, a)))],
                  jvp=[lambda t, a, x: multiply(t, subtract(1.0, multiply(a, a)))])
 arcsinh = _unary_div("arcsinh", np.arcsinh, lambda a, x: hypot(x, 1.0))  # no x*x overflow
