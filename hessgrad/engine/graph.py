@@ -304,7 +304,15 @@ class Plan:
 
     def largest_batched_size(self, batched):
         """Elements in the largest array that depends on the feeds flagged in ``batched``:
-        what one batch member costs in memory in :meth:`run_batched`."""
+        what one batch member costs in memory in :meth:`run_batched` (cached per flags: the
+        dense Hessian asks at every call)."""
+        key = tuple(bool(b) for b in batched)
+        cache = self.__dict__.setdefault("_largest_batched", {})
+        if key not in cache:
+            cache[key] = self._largest_batched_size(key)
+        return cache[key]
+
+    def _largest_batched_size(self, batched):
         dependent = {s for s, flag in zip(self.feed_slots, batched) if flag}
         largest = 1
         for _, arg_slots, _, out, node in self.steps:
