@@ -1,8 +1,11 @@
 """Benchmark solvers.cg / minres / eigsh / hutchinson against SciPy, side by side.
 
-Two tables:
+Two kinds of table:
 
-* **time and overhead** (n = 10,000 and 100,000): per solver, matvec counts (ours /
+* **time and overhead**, on three operators: a sparse tridiagonal matrix (n = 10,000 and
+  100,000: a product costs microseconds, the worst case for overhead), hessgrad's Hessian
+  operator of the extended Rosenbrock function (same n) and of a tanh MLP's loss (10,261
+  parameters: a product costs milliseconds). Per solver, matvec counts (ours /
   SciPy's), median wall times, and the overhead beyond the matvecs, measured by
   wrapping the operator: ``(total time - time inside the matvec callback) / total``.
   Hutchinson has no SciPy counterpart; its peer is the same estimate written
@@ -95,15 +98,45 @@ def rosenbrock_hessian(n, noise=0.0):
     return hg.HessianOperator(f, x)
 
 
-def timing_table(n, repeats, hessian=False):
-    if hessian:
-        # At x = 1 the top eigenvalues cluster so tightly that eigsh needs ~250k matvecs
-        # (ARPACK ~300k); eigsh runs at a perturbed, indefinite point instead.
-        A, A_eig = rosenbrock_hessian(n), rosenbrock_hessian(n, noise=0.01)
-        A @ np.ones(n), A_eig @ np.ones(n)  # trace and compile outside the timing
-    else:
-        A = tridiagonal(n, 3.0)
-        A_eig = tridiagonal(n, 2.0)
+def mlp_hessian(width=100, samples=1000, seed=0):
+    """hessgrad's Hessian operator of a tanh network's mean squared error (20 inputs, hidden
+    layers of ``width`` and 80 units, 10,261 parameters for width 100; indefinite) at a random
+    point: an operator whose product costs milliseconds, as in Hessian analytics of models."""
+    import hessgrad as hg
+    import hessgrad.numpy as hnp
+    rng = np.random.default_rng(seed)
+    X, sizes = rng.standard_normal((samples, 20)), (20, width, 80, 1)
+    y = np.sin(X.sum(1))
+    shapes, k = [], 0
+    for a, b in zip(sizes[:-1], sizes[1:]):
+        shapes.append((k, (a, b), k + a * b, b))
+        k += a * b + b
+
+    def f(w):
+        h = X
+        for i, (s, ws, e, b) in enumerate(shapes):
+            h = h @ hnp.reshape(w[s:e], ws) + w[e:e + b]
+            if i < len(shapes) - 1:
+                h = hnp.tanh(h)
+        r = h[:, 0] - y
+        return hnp.mean(r * r)
+    return hg.HessianOperator(f, 0.1 * rng.standard_normal(k))
+
+
+def timing_table(title, n, repeats, cases):
+    print(f"\nn = {n:,} ({title})")
+    print(f"  {'solver':<16}{'matvecs ours/peer':>19}{'t ours ms':>11}"
+          f"{'t peer ms':>11}{'t ratio':>8}{'overhead ours':>15}{'overhead peer':>15}")
+    for name, (M, ours, theirs) in cases.items():
+        (t1, m1, c1), (t2, m2, c2) = measure(ours, M, repeats), measure(theirs, M, repeats)
+        o1, o2 = (t1 - m1) / t1, (t2 - m2) / t2
+        print(f"  {name:<16}{f'{c1}/{c2}':>19}{t1 * 1e3:>11.2f}{t2 * 1e3:>11.2f}"
+              f"{t1 / t2:>8.2f}{o1:>15.0%}{o2:>15.0%}")
+
+
+def solver_cases(n, A, A_eig, linear=True):
+    """cg and minres on ``A`` (if ``linear``), eigsh LA k=6 on ``A_eig``, Hutchinson on
+    ``A``, each beside its peer."""
     b = np.random.default_rng(2).standard_normal(n)
     v0 = np.random.default_rng(3).standard_normal(n)
     cases = {
@@ -118,20 +151,9 @@ def timing_table(n, repeats, hessian=False):
                            lambda C: numpy_hutchinson(C, 100,
                                                       np.random.default_rng(0))),
     }
-    if hessian:
-        print(f"\nn = {n:,} (hg.HessianOperator of the extended Rosenbrock function at "
-              f"x = 1, cond ~ 3600; eigsh "
-              f"at x = 1 + 0.01 noise; hutchinson's peer is plain numpy)")
-    else:
-        print(f"\nn = {n:,} (sparse tridiagonal, cond <= 7; eigsh on a random "
-              f"tridiagonal; hutchinson's peer is plain numpy)")
-    print(f"  {'solver':<16}{'matvecs ours/peer':>19}{'t ours ms':>11}"
-          f"{'t peer ms':>11}{'t ratio':>8}{'overhead ours':>15}{'overhead peer':>15}")
-    for name, (M, ours, theirs) in cases.items():
-        (t1, m1, c1), (t2, m2, c2) = measure(ours, M, repeats), measure(theirs, M, repeats)
-        o1, o2 = (t1 - m1) / t1, (t2 - m2) / t2
-        print(f"  {name:<16}{f'{c1}/{c2}':>19}{t1 * 1e3:>11.2f}{t2 * 1e3:>11.2f}"
-              f"{t1 / t2:>8.2f}{o1:>15.0%}{o2:>15.0%}")
+    if not linear:
+        del cases["cg"], cases["minres"]
+    return cases
 
 
 def eigsh_cases():
@@ -183,10 +205,26 @@ def main():
     solvers.cg(np.eye(3), np.ones(3))          # compile the Numba kernels first
     solvers.eigsh(np.eye(30), k=2, rng=0)
     repeats = 3 if args.quick else 5
-    for n in (10_000,) if args.quick else (10_000, 100_000):
-        timing_table(n, repeats)
-    for n in (10_000,) if args.quick else (10_000, 100_000):
-        timing_table(n, repeats, hessian=True)
+    sizes = (10_000,) if args.quick else (10_000, 100_000)
+    for n in sizes:
+        timing_table("sparse tridiagonal, cond <= 7; eigsh on a random tridiagonal; "
+                     "hutchinson's peer is plain numpy", n, repeats,
+                     solver_cases(n, tridiagonal(n, 3.0), tridiagonal(n, 2.0)))
+    for n in sizes:
+        # At x = 1 the top eigenvalues cluster so tightly that eigsh needs ~250k matvecs
+        # (ARPACK ~300k); eigsh runs at a perturbed, indefinite point instead.
+        A, A_eig = rosenbrock_hessian(n), rosenbrock_hessian(n, noise=0.01)
+        # trace and compile (products and 100-column blocks) outside the timing
+        A @ np.ones(n), A_eig @ np.ones(n), A.matmat(np.ones((n, 100)))
+        timing_table("hg.HessianOperator of the extended Rosenbrock function at x = 1, "
+                     "cond ~ 3600; eigsh at x = 1 + 0.01 noise", n, repeats,
+                     solver_cases(n, A, A_eig))
+    H = mlp_hessian()
+    n = H.shape[0]
+    H @ np.ones(n), H.matmat(np.ones((n, 100)))
+    timing_table("hg.HessianOperator of a tanh MLP's loss, 1000 samples; indefinite, so "
+                 "eigsh and Hutchinson only", n, repeats,
+                 solver_cases(n, H, H, linear=False))
     if args.eigsh_sweep:
         eigsh_sweep()
 
