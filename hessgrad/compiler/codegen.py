@@ -44,7 +44,7 @@ def feed_checks(prog, ns, contiguous=False):
     C-contiguous."""
     ns.update(_ndarray=np.ndarray, _feed=_feed_value)
     lines = []
-    trusted = getattr(prog, "trusted", ())
+    trusted = prog.trusted
     for j, (s, dtype, shape, fname) in enumerate(zip(prog.feeds, prog.plan.feed_dtypes,
                                                      prog.plan.feed_shapes,
                                                      prog.plan.feed_names)):

@@ -41,6 +41,7 @@ class Program:
         self.variables = list(plan.variables)
         dynamic = set(self.feeds) | {s for s, _ in self.variables}
         self.info = {}
+        self.trusted = frozenset()  # feeds the generated code does not check (see derive)
         for s, shape, dtype in zip(plan.feed_slots, plan.feed_shapes, plan.feed_dtypes):
             self.info[s] = (shape, np.dtype(dtype))
         for s, var in self.variables:

@@ -237,6 +237,7 @@ class Plan:
         self.feed_names = [t.name for t in feeds]
         self.variables = []
         self.steps = []
+        self._largest_batched = {}  # batch flags -> largest_batched_size
         dynamic = set(self.feed_slots)
         for node in sorted(needed.values(), key=lambda n: n.seq):
             if node.prim is PLACEHOLDER:
@@ -307,10 +308,9 @@ class Plan:
         what one batch member costs in memory in :meth:`run_batched` (cached per flags: the
         dense Hessian asks at every call)."""
         key = tuple(bool(b) for b in batched)
-        cache = self.__dict__.setdefault("_largest_batched", {})
-        if key not in cache:
-            cache[key] = self._largest_batched_size(key)
-        return cache[key]
+        if key not in self._largest_batched:
+            self._largest_batched[key] = self._largest_batched_size(key)
+        return self._largest_batched[key]
 
     def _largest_batched_size(self, batched):
         dependent = {s for s, flag in zip(self.feed_slots, batched) if flag}

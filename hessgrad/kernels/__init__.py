@@ -1,6 +1,8 @@
-"""Numba inner loops (a leaf: imports numpy and numba only).
+"""Compiled inner loops (a leaf: imports numpy, numba and llvmlite only).
 
 ``scalar`` holds the per-element helpers generated kernels call (numpy's semantics for NaN,
-overflow and ties); ``loader`` compiles a kernel's generated source once per process and
-caches the machine code on disk.
+overflow and ties); ``loader`` compiles a kernel's generated source with Numba once per
+process and caches the machine code on disk; ``llvm`` JIT-compiles LLVM IR text with
+llvmlite (for :mod:`hessgrad.compiler.native` and ``vecmath``); ``vecmath`` is a vectorised
+float64 ``tanh``.
 """

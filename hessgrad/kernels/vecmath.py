@@ -17,6 +17,7 @@ here, or when ``HESSGRAD_VECMATH=0``.
 """
 
 import ctypes
+import math
 import os
 
 import numpy as np
@@ -26,7 +27,7 @@ _F64 = np.dtype(np.float64)
 
 # 1/n! for n = 2..13: expm1(r) = r + r^2 (1/2! + r/3! + ... + r^11/13!), |r| <= ln2/2 (the
 # first omitted term is below 1e-17 relative).
-_TAYLOR = [1.0 / float(np.prod(np.arange(1, n + 1, dtype=np.float64))) for n in range(2, 14)]
+_TAYLOR = [1.0 / math.factorial(n) for n in range(2, 14)]
 _LN2_HI = 6.93147180369123816490e-01  # ln 2 split so that k * _LN2_HI is exact for |k| < 2^11
 _LN2_LO = 1.90821492927058770002e-10
 _CAP = 22.0  # tanh(22) rounds to 1.0 in float64
@@ -66,7 +67,7 @@ define internal {v} @tanh_block({v} %x) alwaysinline {{
   %big = fcmp ogt {v} %a, {splat(_CAP)}
   %c = select <{width} x i1> %big, {v} {splat(_CAP)}, {v} %a
   %y = fmul {v} %c, {splat(2.0)}
-  %ky = fmul {v} %y, {splat(1.0 / np.log(2.0))}
+  %ky = fmul {v} %y, {splat(1.0 / math.log(2.0))}
   %k = call {v} @llvm.rint.{suffix}({v} %ky)
   %r1 = call {v} @llvm.fmuladd.{suffix}({v} %k, {v} {splat(-_LN2_HI)}, {v} %y)
   %r = call {v} @llvm.fmuladd.{suffix}({v} %k, {v} {splat(-_LN2_LO)}, {v} %r1)
