@@ -22,13 +22,13 @@ Ops are visited in a topological order that keeps ops of one loop shape together
 value whose loop is still open closes that loop first (its code is emitted then), so the
 function runs every op in a valid order. Programs of more than ``MAX_NATIVE_OPS`` ops (or
 ``MAX_OPS`` when Numba compiles them) keep the per-op path (with fused kernels for large
-elementwise trees). So do programs with a value of
-more than ``MAX_SIZE`` elements, or ``MAX_SIZE_SIMD`` when they compute an op that numpy runs
-with SIMD transcendental loops (these beat Numba's scalar libm calls from a few hundred
-elements on), and products of more than ``MAX_MATMUL`` multiply-adds (BLAS is faster).
-Results equal numpy's up to rounding (sums add in another order; matmul is not BLAS; the
-kernels call the C library's transcendental functions, not numpy's SIMD ones), so programs of fewer than
-``MIN_OPS`` ops, which gain little, stay on numpy.
+elementwise trees). So do programs with a value of more than ``MAX_SIZE`` elements, or
+``MAX_SIZE_SIMD`` when they compute an op that numpy runs with SIMD transcendental loops
+(these beat scalar libm calls from a few hundred elements on), and products of more than
+``MAX_MATMUL`` multiply-adds (BLAS is faster). Results equal numpy's up to rounding (sums
+add in another order; matmul is not BLAS; the kernels call the C library's transcendental
+functions, not numpy's SIMD ones), so programs of fewer than ``MIN_OPS`` ops, which gain
+little, stay on numpy.
 """
 
 import heapq

@@ -49,12 +49,12 @@ def _ir(width, data_offset):
     def isplat(k):
         return f"<{', '.join([f'i64 {k}'] * width)}>"
     suffix = f"v{width}f64"
-    horner = []
-    q = splat(_TAYLOR[-1])
+    lines, q = [], splat(_TAYLOR[-1])  # Horner: q = q * r + c, from 1/13! down to 1/2!
     for j, c in enumerate(reversed(_TAYLOR[:-1])):
-        horner.append(f"  %q{j} = call {v} @llvm.fmuladd.{suffix}({v} {q}, {v} %r, {v} {splat(c)})")
+        lines.append(f"  %q{j} = call {v} @llvm.fmuladd.{suffix}({v} {q}, {v} %r, "
+                     f"{v} {splat(c)})")
         q = f"%q{j}"
-    horner = "\n".join(horner)
+    horner = "\n".join(lines)
     return f"""
 declare {v} @llvm.fabs.{suffix}({v})
 declare {v} @llvm.rint.{suffix}({v})
