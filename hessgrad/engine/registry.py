@@ -45,9 +45,12 @@ class Primitive:
             which those flagged in ``batched`` carry a leading batch axis (see
             :meth:`hessgrad.engine.graph.Plan.run_batched`).
         nondiff: outputs are constants for differentiation (comparisons, argmax, ...).
+        eager_forward: what eager calls run: ``forward.unchecked`` when ``forward`` is a
+            wrapper that only explains failures (the eager path re-runs ``forward`` to raise
+            its clear error), else ``forward``.
     """
 
-    __slots__ = ("name", "forward", "vjps", "jvps", "joint_vjp", "joint_jvp", "linear",
+    __slots__ = ("name", "forward", "eager_forward", "vjps", "jvps", "joint_vjp", "joint_jvp", "linear",
                  "shape_rule", "none_grads_ok", "nondiff", "multiple_results", "batch_rule")
 
     def __init__(self, name, forward, vjp=None, jvp=None, *, linear=False, shape_rule=None,
@@ -56,6 +59,7 @@ class Primitive:
             raise ValueError(f"primitive {name!r} is registered twice")
         self.name = name
         self.forward = forward
+        self.eager_forward = getattr(forward, "unchecked", forward)
         self.joint_vjp = callable(vjp) and not isinstance(vjp, PerInput)
         self.vjps = tuple(vjp) if isinstance(vjp, list) else vjp
         self.joint_jvp = callable(jvp) and not isinstance(jvp, PerInput)

@@ -11,6 +11,7 @@ import inspect as _inspect
 
 import numpy as _np
 
+from ..engine.dispatch import bind as _bind
 from ..engine.tensor import Tensor as _Tensor, dtype_of as _dtype_of
 from ..ops import core as _core, elementwise as _ew
 
@@ -59,11 +60,14 @@ def _cast_inputs(name, args, dtype, casting):
 
 def _ufunc(name, op, nin, summary, example):
     """A numpy-compatible ufunc wrapper named ``name`` around the hessgrad op ``op``."""
-    boolean = getattr(op, "primitive", None) is not None and op.primitive.nondiff
+    prim = getattr(op, "primitive", None)
+    boolean = prim is not None and prim.nondiff
     def ufunc(*args, out=None, where=True, casting="same_kind", order="K", dtype=None,
               subok=True, signature=None):
         if len(args) == nin and out is None and where is True and dtype is None and \
                 signature is None:  # the common call: no option to check
+            if prim is not None:  # bind the primitive itself: one call layer less
+                return _bind(prim, args, {})
             return op(*args)
         if len(args) == nin + 1:  # numpy accepts ``out`` positionally too
             args, out = args[:nin], args[nin]

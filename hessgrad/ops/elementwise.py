@@ -35,6 +35,7 @@ def _checked(name, forward, names=_ARG_NAMES):
                 raise
             raise _broadcast_error(name, values, names) from exc
     checked_forward.__name__ = name
+    checked_forward.unchecked = forward  # eager calls skip this frame until one fails
     return checked_forward
 
 

@@ -1,21 +1,31 @@
 """Python operators on Tensor (``+``, ``@``, ``[]``, comparisons, ...), bound to primitives."""
 
+from ..engine.dispatch import bind
 from ..engine.tensor import Tensor
 from . import core, elementwise as ew, indexing, linalg, shape
 
 
-def _plain(x):
-    """Python lists/tuples become arrays (so ``x - [1, 2]`` works like numpy, and rules see
-    an array, not a list); lists holding tensors are stacked."""
-    return shape.as_array(x, "operator") if isinstance(x, (list, tuple)) else x
-
-
+# The operators bind their primitive directly: ``x * 1.01`` is one Python call, not three
+# (every eager op pays for each call layer). A list or tuple operand becomes an array (so
+# ``x - [1, 2]`` works as in numpy and rules see an array); lists holding tensors are stacked.
 def _binary(op):
-    return lambda self, other: op(self, _plain(other))
+    prim = op.primitive
+
+    def method(self, other):
+        if isinstance(other, (list, tuple)):
+            other = shape.as_array(other, "operator")
+        return bind(prim, (self, other), {})
+    return method
 
 
 def _swap(op):
-    return lambda self, other: op(_plain(other), self)
+    prim = op.primitive
+
+    def method(self, other):
+        if isinstance(other, (list, tuple)):
+            other = shape.as_array(other, "operator")
+        return bind(prim, (other, self), {})
+    return method
 
 
 def _getitem(self, index):
