@@ -50,11 +50,6 @@ def _start_vector(caller, v0, n, rng):
     return v / nv
 
 
-def _matvec64(op, v):
-    # A fresh, writable float64 copy: cgs2 works on it in place.
-    return np.array(op.matvec(v), dtype=np.float64)
-
-
 def _extend(op, V, T, j0, m, rng, reorthogonalize=True, restart_on_breakdown=True,
             anorm=0.0):
     """Run Lanczos steps ``j0 .. m-1`` on the basis ``V`` (n x (m+1), Fortran order).
@@ -71,17 +66,20 @@ def _extend(op, V, T, j0, m, rng, reorthogonalize=True, restart_on_breakdown=Tru
     beta = 0.0
     breakdown = False
     for j in range(j0, m):
-        w = _matvec64(op, V[:, j])
-        anorm = max(anorm, float(np.linalg.norm(w)))
+        # The product is copied straight into the next basis column (Fortran order: a
+        # contiguous view), which is orthogonalised and scaled there, in place.
+        w = V[:, j + 1]
+        w[:] = op.matvec(V[:, j])
         if reorthogonalize:
-            beta = _kernels.cgs2(V, j + 1, w, h)
-            alpha = h[j]
+            alpha, beta, wnorm = _kernels.lanczos_step(V, j, w, h, T[j - 1, j] if j else 0.0)
         else:
+            wnorm = float(np.linalg.norm(w))
             if j > 0:
                 w -= T[j - 1, j] * V[:, j - 1]
             alpha = float(np.dot(w, V[:, j]))
             w -= alpha * V[:, j]
             beta = float(np.linalg.norm(w))
+        anorm = max(anorm, wnorm)
         T[j, j] = alpha
         if not math.isfinite(beta):
             raise FloatingPointError("lanczos: the operator produced NaN or inf")
@@ -89,19 +87,18 @@ def _extend(op, V, T, j0, m, rng, reorthogonalize=True, restart_on_breakdown=Tru
             # Invariant subspace: T[:j+1, :j+1] has exact eigenvalues of A.
             breakdown = True
             if not restart_on_breakdown or j + 1 >= n:
-                V[:, j + 1] = 0.0
+                w[:] = 0.0
                 return 0.0, j + 1, breakdown, anorm
             # Continue in the orthogonal complement with a zero coupling.
-            w = _rng(rng).standard_normal(n)
-            nw0 = float(np.linalg.norm(w))
-            nw = _kernels.cgs2(V, j + 1, w, h)
+            w[:] = _rng(rng).standard_normal(n)
+            nw, nw0 = _kernels.cgs2(V, j + 1, w, h)
             if nw <= 1e-8 * nw0:
-                V[:, j + 1] = 0.0
+                w[:] = 0.0
                 return 0.0, j + 1, breakdown, anorm
-            V[:, j + 1] = w / nw
+            w /= nw
             beta = 0.0
         else:
-            V[:, j + 1] = w / beta
+            w /= beta
         if j + 1 < m:
             T[j, j + 1] = T[j + 1, j] = beta
     return beta, m, breakdown, anorm

@@ -132,6 +132,33 @@ def test_lanczos_relation(reorthogonalize):
     assert res.nmatvec == 20 and not res.breakdown
 
 
+@pytest.mark.parametrize("path", ["loop", "blas"])
+def test_reorthogonalization_paths(path, monkeypatch):
+    # Both Gram-Schmidt paths (Numba loops for short vectors, BLAS for long ones): the same
+    # coefficients, an orthogonal result, and a second pass when cancellation is severe.
+    from solvers import _kernels
+    monkeypatch.setattr(_kernels, "BLAS_REORTHOGONALIZATION_SIZE",
+                        10**9 if path == "loop" else 0)
+    rng = np.random.default_rng(0)
+    Q = np.asfortranarray(np.linalg.qr(rng.standard_normal((500, 8)))[0])
+    for scale in (1.0, 1e-9):   # 1e-9: w almost in span(Q), two passes needed
+        w = Q @ rng.standard_normal(8) + scale * rng.standard_normal(500)
+        w0, h = w.copy(), np.empty(9)
+        norm, norm_before = _kernels.cgs2(Q, 8, w, h)
+        assert norm_before == pytest.approx(np.linalg.norm(w0), rel=1e-12)
+        assert np.abs(Q.T @ w).max() < 1e-14 * max(norm, 1e-300) * 500
+        np.testing.assert_allclose(h[:8], Q.T @ w0, rtol=1e-12, atol=1e-15)
+        assert norm == pytest.approx(np.linalg.norm(w), rel=1e-12)
+    A = MATRICES["indefinite"]
+    res = lanczos(A, 30, rng=0)   # the recurrence step runs on the same path
+    np.testing.assert_allclose(res.Q.T @ res.Q, np.eye(30), atol=1e-13)
+    R = A @ res.Q - res.Q @ res.tridiagonal()
+    R[:, -1] -= res.beta_next * res.q_next
+    assert np.abs(R).max() < 1e-10
+    w, _ = eigsh(A, k=3, which="LA", rng=0)
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(dense(A))[-3:], rtol=1e-10)
+
+
 def test_lanczos_breakdown_on_invariant_subspace():
     A = np.diag(np.r_[np.ones(5), 2 * np.ones(5)])      # 2 distinct eigenvalues
     res = lanczos(A, 6, v0=np.ones(10))
