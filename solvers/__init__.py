@@ -11,13 +11,13 @@ Layout (one job per file):
 * ``spectral``   -- stochastic Lanczos quadrature and what follows from it;
 * ``trust_region`` -- trust-region driver, ``gltr`` and the tridiagonal subproblem;
 * ``optimize``   -- ``minimize``: Newton-CG, trust-ncg, trust-lanczos;
-* ``_kernels``   -- Numba inner loops.
+* ``_kernels``   -- dense inner loops (Numba, BLAS for long vectors).
 """
 
 from .estimators import diagonal, hutchinson, hutchpp
 from .inverse import inverse_hvp, lissa
 from .krylov import cg, minres, steihaug
-from .lanczos import eigsh, lanczos, power_iteration
+from .lanczos import EigshNoConvergence, eigsh, lanczos, power_iteration
 from .operators import aslinearoperator_like
 from .optimize import minimize
 from .spectral import (condition_number_estimate, negative_eigenvalue_count,
@@ -26,7 +26,7 @@ from .trust_region import gltr
 
 __all__ = [
     "cg", "steihaug", "minres", "inverse_hvp", "lissa", "lanczos", "eigsh",
-    "power_iteration", "hutchinson", "hutchpp", "diagonal", "spectral_density",
+    "EigshNoConvergence", "power_iteration", "hutchinson", "hutchpp", "diagonal", "spectral_density",
     "condition_number_estimate", "negative_eigenvalue_count", "aslinearoperator_like",
     "minimize", "gltr",
 ]

@@ -187,13 +187,18 @@ def lanczos(A, k, v0=None, *, reorthogonalize=True, rng=None):
 class EigshNoConvergence(RuntimeError):
     """Raised by :func:`eigsh` when not all requested pairs converged.
 
-    Attributes ``eigenvalues`` and ``eigenvectors`` hold the converged pairs.
+    Attributes ``eigenvalues`` and ``eigenvectors`` hold the converged pairs (as
+    SciPy's ``ArpackNoConvergence``); ``ritz_values`` holds the last Ritz values of
+    all ``k`` wanted pairs, converged or not, ascending.  Ritz values lie inside the
+    spectrum, so for ``which="SA"`` the smallest is an upper bound on the smallest
+    eigenvalue (and for ``"LA"`` the largest a lower bound on the largest).
     """
 
-    def __init__(self, msg, eigenvalues, eigenvectors):
+    def __init__(self, msg, eigenvalues, eigenvectors, ritz_values=None):
         super().__init__(msg)
         self.eigenvalues = eigenvalues
         self.eigenvectors = eigenvectors
+        self.ritz_values = ritz_values
 
 
 def _combine(V, m, S):
@@ -365,7 +370,7 @@ def eigsh(A, k=6, which="LM", *, tol=0.0, maxiter=None, v0=None,
     raise EigshNoConvergence(
         f"eigsh: {int(converged.sum())} of {k} eigenpairs converged after "
         f"{maxiter} restarts ({op.nmatvec} matvecs)", theta[good],
-        V[:, :m] @ S[:, good])
+        V[:, :m] @ S[:, good], np.sort(theta[wanted]))
 
 
 def _ritz_pairs(V, size, theta, S, wanted, return_eigenvectors):

@@ -12,8 +12,9 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.optimize import OptimizeResult
 
-from .lanczos import eigsh, lanczos
+from .lanczos import EigshNoConvergence, eigsh, lanczos
 from .operators import aslinearoperator_like
 
 __all__ = ["spectral_density", "SpectralDensity", "condition_number_estimate",
@@ -163,7 +164,7 @@ def negative_eigenvalue_count(A, *, threshold=0.0, num_probes=20, lanczos_steps=
     return CountEstimate(est, err, sd.num_matvecs)
 
 
-def condition_number_estimate(A, *, tol=1e-8, maxiter=None, rng=None):
+def condition_number_estimate(A, *, tol=1e-8, maxiter=None, rng=None, full_output=False):
     """Estimate the 2-norm condition number ``max|lambda| / min|lambda|``.
 
     Extreme eigenvalues come from :func:`eigsh` (``which="BE"``).  If they have the
@@ -176,38 +177,69 @@ def condition_number_estimate(A, *, tol=1e-8, maxiter=None, rng=None):
         tol: eigensolver tolerance (relative to ``||A||``).
         maxiter: eigensolver restarts.
         rng: seed or ``numpy.random.Generator``.
+        full_output: return an ``OptimizeResult`` instead of a float, and do not
+            raise when the ``A^2`` solve stops unconverged: report a lower bound.
 
     Returns:
         float; ``inf`` for a singular operator (for an indefinite one: when
         ``min|lambda| <= tol * max|lambda|``, the resolution of the ``A^2`` solve).
+        With ``full_output=True`` an ``OptimizeResult`` with ``condition_number``
+        (None if unresolved), ``lower_bound`` (guaranteed: ``max|lambda| /
+        sqrt(theta)`` with ``theta`` the smallest Ritz value of ``A^2``, which is at
+        least ``min lambda(A^2)``; equal to the estimate when resolved), ``success``,
+        ``nmatvec`` and ``message``.
 
     Raises:
         ValueError: if ``A`` is not square.
+        EigshNoConvergence: if the extreme eigenvalues do not converge, or (without
+            ``full_output``) the ``A^2`` solve does not.
 
     >>> import numpy as np
     >>> round(condition_number_estimate(np.diag([1.0, 10.0, 100.0]), rng=0), 6)
     100.0
+    >>> res = condition_number_estimate(np.diag([-4.0, 0.5, 1.0, 2.0]), rng=0,
+    ...                                 full_output=True)
+    >>> round(res.condition_number, 6), res.success
+    (8.0, True)
     """
     op = aslinearoperator_like(A, caller="condition_number_estimate", name="A")
     if op.shape[0] != op.shape[1]:
         raise ValueError(f"condition_number_estimate: A must be square, "
                          f"got shape {op.shape}")
     n = op.shape[0]
+    start = op.nmatvec
     rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+
+    def result(kappa, bound=None, message="converged"):
+        if not full_output:
+            return kappa
+        return OptimizeResult(condition_number=kappa,
+                              lower_bound=kappa if bound is None else bound,
+                              success=kappa is not None, nmatvec=op.nmatvec - start,
+                              message=message)
+
     k = min(2, n)
     w = eigsh(op, k=k, which="BE", tol=tol, maxiter=maxiter, rng=rng,
               return_eigenvectors=False)
     lo, hi = float(w[0]), float(w[-1])
     big = max(abs(lo), abs(hi))
     if lo > 0 or hi < 0:
-        return big / min(abs(lo), abs(hi))
+        return result(big / min(abs(lo), abs(hi)))
     if big == 0.0:
-        return math.inf
+        return result(math.inf)
     # ||A^2|| = big^2, so a residual tol^2 * big^2 resolves |lambda| to ~tol * big.
     square = aslinearoperator_like(lambda x: op.matvec(op.matvec(x)), n)
-    mu = float(eigsh(square, k=1, which="SA", tol=tol * tol, maxiter=maxiter,
-                     rng=rng, return_eigenvectors=False)[0])
+    try:
+        mu = float(eigsh(square, k=1, which="SA", tol=tol * tol, maxiter=maxiter,
+                         rng=rng, return_eigenvectors=False)[0])
+    except EigshNoConvergence as e:
+        if not full_output:
+            raise
+        theta = float(e.ritz_values[0])
+        bound = big / math.sqrt(theta) if theta > 0 else math.inf
+        return result(None, bound, f"min|lambda| is interior and unresolved after "
+                                   f"{op.nmatvec - start} matvecs; lower bound only")
     smallest = math.sqrt(max(mu, 0.0))
     if smallest <= tol * big:
-        return math.inf
-    return big / smallest
+        return result(math.inf)
+    return result(big / smallest)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from solvers_zoo import with_spectrum
 
-from solvers import condition_number_estimate, negative_eigenvalue_count, spectral_density
+from solvers import EigshNoConvergence, condition_number_estimate, negative_eigenvalue_count, spectral_density
 
 LAM = np.r_[np.linspace(-2.0, -1.0, 30), np.linspace(1.0, 4.0, 170)]
 A = with_spectrum(LAM, seed=21)
@@ -64,6 +64,24 @@ def test_condition_number_definite_and_indefinite():
     S = with_spectrum(np.r_[0.0, np.linspace(-1, 1, 20)[:10], np.linspace(0.5, 1, 10)],
                       seed=5)
     assert condition_number_estimate(S, rng=0) > 1e6
+
+
+def test_condition_number_full_output_and_lower_bound():
+    C = with_spectrum(np.r_[-8.0, np.linspace(-3, -0.25, 30), np.linspace(0.5, 4, 40)],
+                      seed=4)
+    res = condition_number_estimate(C, rng=0, full_output=True)
+    assert res.success and res.condition_number == pytest.approx(32.0, rel=1e-5)
+    assert res.lower_bound == res.condition_number and res.nmatvec > 0
+    # Eigenvalues clustered at 0 inside the spectrum: two restarts cannot resolve
+    # min|lambda| = 1e-6, so it raises, or with full_output reports a lower bound that
+    # holds (the smallest Ritz value of A^2 is >= min|lambda|^2).
+    lam = np.r_[-2.0, np.geomspace(1e-6, 1e-3, 40) * np.tile([1, -1], 20), 3.0]
+    D = with_spectrum(lam, seed=6)
+    with pytest.raises(EigshNoConvergence):
+        condition_number_estimate(D, maxiter=2, rng=0)
+    res = condition_number_estimate(D, maxiter=2, rng=0, full_output=True)
+    assert not res.success and res.condition_number is None
+    assert 3.0 < res.lower_bound <= 3.0 / 1e-6 and "lower bound" in res.message
 
 
 def test_spectral_errors():
