@@ -152,3 +152,24 @@ def xpby(z, beta, p):
     """In place ``p = z + beta p`` (the CG search-direction update)."""
     for i in range(p.shape[0]):
         p[i] = z[i] + beta * p[i]
+
+
+# MINRES's elementwise updates, each one pass instead of numpy's several with temporaries.
+# No fastmath: every element is rounded as numpy rounds it, and the dot products stay with
+# BLAS, so the iterates match scipy.sparse.linalg.minres's (the ill-conditioned tests
+# compare them to 1e-8).
+@numba.njit(cache=True)
+def axpy_into(y, c, r, out):
+    """``out = y - c r``."""
+    for i in range(y.shape[0]):
+        out[i] = y[i] - c * r[i]
+
+
+@numba.njit(cache=True)
+def minres_update(v, w_old, w, x, eps_prev, delta, inv_gamma, phi):
+    """``w_old = (v - eps_prev w_old - delta w) inv_gamma`` (the new direction, in
+    ``w_old``'s buffer) and ``x += phi w_old``."""
+    for i in range(x.shape[0]):
+        d = (v[i] - eps_prev * w_old[i] - delta * w[i]) * inv_gamma
+        w_old[i] = d
+        x[i] += phi * d

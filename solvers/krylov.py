@@ -437,17 +437,23 @@ def minres(A, b, x0=None, *, rtol=1e-5, shift=0.0, maxiter=None, M=None,
     rnorm = phibar
     exact = False
 
+    spare = None   # a free buffer for the next Lanczos vector
     while nit < maxiter:
         nit += 1
         v = y * (1.0 / beta)
         y = op.matvec(v)
+        if y.dtype != dtype or not y.flags.c_contiguous:
+            y = np.ascontiguousarray(y, dtype=dtype)
         if shift != 0.0:
             y = y - shift * v
+        out = np.empty(n, dtype=dtype) if spare is None else spare
         if nit > 1:
-            y = y - (beta / beta_old) * r_old
+            _kernels.axpy_into(y, beta / beta_old, r_old, out)
+            y = out
         alpha = float(np.dot(v, y))
-        y = y - (alpha / beta) * r_cur
-        r_old, r_cur = r_cur, y
+        _kernels.axpy_into(y, alpha / beta, r_cur, out)
+        spare = r_old if r_old is not r_cur else None
+        r_old, r_cur = r_cur, out
         y = r_cur if prec is None else np.asarray(prec.matvec(r_cur), dtype=dtype)
         beta_old = beta
         beta_sq = float(np.dot(r_cur, y))
@@ -473,9 +479,8 @@ def minres(A, b, x0=None, *, rtol=1e-5, shift=0.0, maxiter=None, M=None,
         phibar = s * phibar
 
         # w_k = (v_k - eps_{k} w_{k-2} - delta_k w_{k-1}) / gamma_k; x += phi w_k.
-        w_new = (v - eps_prev * w_old - delta * w) * (1.0 / gamma)
-        w_old, w = w, w_new
-        x += phi * w
+        _kernels.minres_update(v, w_old, w, x, eps_prev, delta, 1.0 / gamma, phi)
+        w_old, w = w, w_old
 
         gmax, gmin = max(gmax, gamma), min(gmin, gamma)
         anorm = math.sqrt(tnorm2)
