@@ -14,6 +14,7 @@ import numpy as np
 # longer fits in cache, and BLAS's blocked matrix-vector products move less memory (m = 20:
 # 0.8x the loop's time at n = 30,000, 0.6-0.7x at 60,000-100,000; 1.0-1.25x at 10,000).
 BLAS_REORTHOGONALIZATION_SIZE = 25_000
+_SQRT_HALF = 0.7071067811865476  # the DGKS test: re-orthogonalise when ||w|| fell below this
 
 
 def cgs2(Q, m, w, h):
@@ -42,9 +43,6 @@ def _cgs2_blas(Q, m, w, h):
             break
         before = after
     return after, initial
-
-
-_SQRT_HALF = 0.7071067811865476
 
 
 def lanczos_step(Q, j, w, h, beta_prev):
@@ -159,7 +157,7 @@ def xpby(z, beta, p):
 # BLAS, so the iterates match scipy.sparse.linalg.minres's (the ill-conditioned tests
 # compare them to 1e-8).
 @numba.njit(cache=True)
-def axpy_into(y, c, r, out):
+def subtract_scaled(y, c, r, out):
     """``out = y - c r``."""
     for i in range(y.shape[0]):
         out[i] = y[i] - c * r[i]

@@ -448,10 +448,10 @@ def minres(A, b, x0=None, *, rtol=1e-5, shift=0.0, maxiter=None, M=None,
             y = y - shift * v
         out = np.empty(n, dtype=dtype) if spare is None else spare
         if nit > 1:
-            _kernels.axpy_into(y, beta / beta_old, r_old, out)
+            _kernels.subtract_scaled(y, beta / beta_old, r_old, out)
             y = out
         alpha = float(np.dot(v, y))
-        _kernels.axpy_into(y, alpha / beta, r_cur, out)
+        _kernels.subtract_scaled(y, alpha / beta, r_cur, out)
         spare = r_old if r_old is not r_cur else None
         r_old, r_cur = r_cur, out
         y = r_cur if prec is None else np.asarray(prec.matvec(r_cur), dtype=dtype)
