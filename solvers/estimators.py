@@ -48,7 +48,10 @@ def _probes(n, m, distribution, rng, caller):
         # int64 integers, which dominated the estimators' cost on cheap operators.
         bits = np.unpackbits(np.frombuffer(rng.bytes((n * m + 7) // 8), np.uint8),
                              count=n * m)
-        return (bits.astype(np.float64) * 2.0 - 1.0).reshape(n, m)
+        Z = np.empty((n, m))    # written in place: no float temporaries
+        np.multiply(bits.reshape(n, m), 2.0, out=Z)
+        Z -= 1.0
+        return Z
     if distribution == "gaussian":
         return rng.standard_normal((n, m))
     raise ValueError(f"{caller}: distribution must be 'rademacher' or 'gaussian', "
