@@ -20,15 +20,17 @@ Run from the repository root: ``python benchmarks/bench_solvers.py [--quick]
 ``PYTHONPATH=.``).
 """
 
-import argparse
-import statistics
-import time
+import harness  # first: pins every engine to one thread before numpy is loaded
 
-import numpy as np
-import scipy.sparse
-import scipy.sparse.linalg as sla
+import argparse  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
 
-import solvers
+import numpy as np  # noqa: E402
+import scipy.sparse  # noqa: E402
+import scipy.sparse.linalg as sla  # noqa: E402
+
+import solvers  # noqa: E402
 
 
 class Timed(sla.LinearOperator):
