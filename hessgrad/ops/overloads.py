@@ -8,24 +8,18 @@ from . import core, elementwise as ew, indexing, linalg, shape
 # The operators bind their primitive directly: ``x * 1.01`` is one Python call, not three
 # (every eager op pays for each call layer). A list or tuple operand becomes an array (so
 # ``x - [1, 2]`` works as in numpy and rules see an array); lists holding tensors are stacked.
-def _binary(op):
+def _binary(op, swapped=False):
     prim = op.primitive
 
     def method(self, other):
         if isinstance(other, (list, tuple)):
             other = shape.as_array(other, "operator")
-        return bind(prim, (self, other), {})
+        return bind(prim, (other, self) if swapped else (self, other), {})
     return method
 
 
 def _swap(op):
-    prim = op.primitive
-
-    def method(self, other):
-        if isinstance(other, (list, tuple)):
-            other = shape.as_array(other, "operator")
-        return bind(prim, (other, self), {})
-    return method
+    return _binary(op, swapped=True)
 
 
 def _getitem(self, index):
