@@ -26,7 +26,7 @@ from .trust_region import gltr
 
 __all__ = [
     "cg", "steihaug", "minres", "inverse_hvp", "lissa", "lanczos", "eigsh",
-    "EigshNoConvergence", "power_iteration", "hutchinson", "hutchpp", "diagonal", "spectral_density",
-    "condition_number_estimate", "negative_eigenvalue_count", "aslinearoperator_like",
-    "minimize", "gltr",
+    "EigshNoConvergence", "power_iteration", "hutchinson", "hutchpp", "diagonal",
+    "spectral_density", "condition_number_estimate", "negative_eigenvalue_count",
+    "aslinearoperator_like", "minimize", "gltr",
 ]

@@ -49,18 +49,19 @@ def lanczos_step(Q, j, w, h, beta_prev):
     """Orthogonalise ``w = A q_j`` in place against ``Q[:, :j+1]`` for Lanczos.
 
     First the three-term recurrence, ``w -= alpha q_j + beta_prev q_{j-1}`` with
-    ``alpha = q_j^T w``, then :func:`cgs2` against all of ``Q[:, :j+1]``.  The recurrence
-    leaves only rounding-sized components along the basis, so ``cgs2`` usually stops
-    after one pass: half the memory traffic of orthogonalising ``A q_j`` directly, where
-    the recurrence's large cancellation forces the second pass (the textbook "Lanczos
-    with complete reorthogonalisation").  Returns ``(alpha, ||w|| after, ||A q_j||)``;
-    ``alpha`` includes the correction of the full pass.
+    ``alpha = q_j^T w`` (``beta_prev = 0`` for ``j = 0``), then :func:`cgs2` against all
+    of ``Q[:, :j+1]``.  The recurrence leaves only rounding-sized components along the
+    basis, so ``cgs2`` usually stops after one pass: half the memory traffic of
+    orthogonalising ``A q_j`` directly, where the recurrence's large cancellation forces
+    the second pass (the textbook "Lanczos with complete reorthogonalisation").  Returns
+    ``(alpha, ||w|| after, ||A q_j||)``; ``alpha`` includes the correction of the full
+    pass.
     """
     if w.shape[0] >= BLAS_REORTHOGONALIZATION_SIZE:
         initial = math.sqrt(float(w @ w))
         alpha = float(Q[:, j] @ w)
         w -= alpha * Q[:, j]
-        if j > 0 and beta_prev != 0.0:
+        if beta_prev != 0.0:
             w -= beta_prev * Q[:, j - 1]
     else:
         alpha, initial = _recurrence(Q, j, w, beta_prev)
@@ -77,7 +78,7 @@ def _recurrence(Q, j, w, beta_prev):
     for i in range(n):
         a += Q[i, j] * w[i]
         s += w[i] * w[i]
-    if j > 0 and beta_prev != 0.0:
+    if beta_prev != 0.0:
         for i in range(n):
             w[i] -= a * Q[i, j] + beta_prev * Q[i, j - 1]
     else:

@@ -7,9 +7,6 @@ from .state import STATE
 from .tensor import Tensor, Variable
 
 
-_FAILED = object()
-
-
 def _identity(x):
     return x
 
@@ -38,15 +35,16 @@ def bind(prim, args, params):
         if a is None:  # a symbolic input outside ``with graph.as_default()``
             return _bind_in_graph_of(prim, args, params)
         values.append(a)
+    forward = prim.eager_forward
     try:
         # Without an empty ``**params``: numpy's ufuncs take a slower path for any kwargs.
-        out = prim.eager_forward(*values, **params) if params else prim.eager_forward(*values)
+        out = forward(*values, **params) if params else forward(*values)
     except Exception:
-        if prim.eager_forward is prim.forward:
+        if forward is prim.forward:
             raise
-        out = _FAILED
-    if out is _FAILED:  # run the checked forward: its error names the op and the shapes
-        out = prim.forward(*values, **params)
+        forward = None  # re-run below the handler, so that its error is reported alone
+    if forward is None:
+        out = prim.forward(*values, **params)  # raises the error naming the op and shapes
     if prim.multiple_results:
         outs = tuple(Tensor(o if hasattr(o, "dtype") else np.asarray(o)) for o in out)
         if STATE.recorders and STATE.limit != 0 and not prim.nondiff:

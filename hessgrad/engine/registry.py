@@ -50,8 +50,9 @@ class Primitive:
             its clear error), else ``forward``.
     """
 
-    __slots__ = ("name", "forward", "eager_forward", "vjps", "jvps", "joint_vjp", "joint_jvp", "linear",
-                 "shape_rule", "none_grads_ok", "nondiff", "multiple_results", "batch_rule")
+    __slots__ = ("name", "forward", "eager_forward", "vjps", "jvps", "joint_vjp", "joint_jvp",
+                 "linear", "shape_rule", "none_grads_ok", "nondiff", "multiple_results",
+                 "batch_rule")
 
     def __init__(self, name, forward, vjp=None, jvp=None, *, linear=False, shape_rule=None,
                  none_grads_ok=False, nondiff=False, multiple_results=False):

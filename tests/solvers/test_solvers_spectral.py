@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from solvers_zoo import with_spectrum
 
-from solvers import EigshNoConvergence, condition_number_estimate, negative_eigenvalue_count, spectral_density
+from solvers import (EigshNoConvergence, condition_number_estimate,
+                     negative_eigenvalue_count, spectral_density)
 
 LAM = np.r_[np.linspace(-2.0, -1.0, 30), np.linspace(1.0, 4.0, 170)]
 A = with_spectrum(LAM, seed=21)
