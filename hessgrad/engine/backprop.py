@@ -7,8 +7,11 @@ accepts None, and resolve unconnected sources. VJP rules are hessgrad ops, so th
 builds can be differentiated again.
 """
 
+import numpy as np
+
 from .dispatch import bind
 from .registry import get
+from .state import STATE
 from .tensor import Tensor, is_differentiable_dtype, shape_of
 
 
@@ -69,6 +72,7 @@ def backprop(targets, target_grads, sources, producer=None, *, nodes=None, conne
     counting: a node runs only after every consumer of its outputs has contributed.
     """
     stop_ids = {id(t) for t in stop} if stop else ()
+    nodes_given = nodes is not None
     if nodes is None:
         nodes = _reached(targets, producer, stop_ids)
     # 2. Of the candidate nodes, in topological order, those that depend on a source.
@@ -77,7 +81,29 @@ def backprop(targets, target_grads, sources, producer=None, *, nodes=None, conne
     else:
         connected, relevant = _connected(nodes, sources, stop_ids)
     # 3. Reverse pass. ``grads`` maps id(tensor) to its gradient, or to _Parts while several
-    # contributions wait to be summed (a chain never builds a list).
+    # contributions wait to be summed (a chain never builds a list). When nothing records the
+    # pass (first order, eager), gradients are plain numpy values: no one differentiates them.
+    plain = nodes_given and not STATE.graphs and (not STATE.recorders or STATE.limit == 0)
+    saved, STATE.plain_values = STATE.plain_values, plain
+    try:
+        grads = _reverse(targets, target_grads, sources, relevant, connected, stop_ids,
+                         aggregation_method, plain)
+    finally:
+        STATE.plain_values = saved
+    results = []
+    for s in sources:
+        g = _aggregate(grads, s, aggregation_method, keep=True) if id(s) in connected else None
+        if g is None:
+            g = unconnected_gradient(s, unconnected)
+        elif type(g) is not Tensor:
+            g = Tensor(np.asarray(g))
+        results.append(g)
+    return results
+
+
+def _reverse(targets, target_grads, sources, relevant, connected, stop_ids, aggregation_method,
+             plain):
+    """The reverse pass proper: the gradients of every connected tensor, by id."""
     grads = {}
     for y, gy in zip(targets, target_grads):
         if id(y) in connected:
@@ -110,6 +136,10 @@ def backprop(targets, target_grads, sources, producer=None, *, nodes=None, conne
             raise LookupError(
                 f"No gradient defined for operation '{node.name}' (op type: {prim.name}). "
                 "Wrap it in hessgrad.custom_gradient or hessgrad.stop_gradient.")
+        user_rules = plain and not prim.array_rules  # they see Tensors, their ops make them
+        if user_rules:
+            g = _as_tensors(g, multiple)
+            STATE.plain_values = False
         ans = outputs if multiple else outputs[0]
         inputs, params = node.inputs, node.params
         if prim.joint_vjp:
@@ -134,19 +164,25 @@ def backprop(targets, target_grads, sources, producer=None, *, nodes=None, conne
                 gk = in_grads[k]
             if gk is None:
                 continue
-            if not (type(gk) is Tensor and gk._value is not None and a._value is not None
-                    and gk._value.shape == a._value.shape):
+            gv = gk._value if type(gk) is Tensor else gk
+            if not (type(gv) is np.ndarray and a._value is not None and
+                    gv.shape == a._value.shape):
                 _check_shape(node, k, a, gk)
             prev = grads.get(aid)
             if prev is None:
                 grads[aid] = gk
             else:
                 _accumulate(grads, aid, gk, prev)
-    results = []
-    for s in sources:
-        g = _aggregate(grads, s, aggregation_method, keep=True) if id(s) in connected else None
-        results.append(unconnected_gradient(s, unconnected) if g is None else g)
-    return results
+        if user_rules:
+            STATE.plain_values = True
+    return grads
+
+
+def _as_tensors(g, multiple):
+    if multiple:
+        return tuple(x if x is None or isinstance(x, Tensor) else Tensor(np.asarray(x))
+                     for x in g)
+    return g if isinstance(g, Tensor) else Tensor(np.asarray(g))
 
 
 def unconnected_gradient(source, unconnected):
@@ -243,9 +279,10 @@ def _accumulate(grads, key, g, prev=None):
         grads[key] = _Parts((prev, g))
         return
     prev.append(g)
-    if len(prev) >= _EARLY_AGGREGATION_COUNT and all(
-            isinstance(c, Tensor) and c._value is not None for c in prev):
-        if sum(c._value.nbytes for c in prev) >= EARLY_AGGREGATION_BYTES:
+    if len(prev) >= _EARLY_AGGREGATION_COUNT:
+        values = [c._value if isinstance(c, Tensor) else c for c in prev]
+        if all(isinstance(v, np.ndarray) for v in values) and \
+                sum(v.nbytes for v in values) >= EARLY_AGGREGATION_BYTES:
             grads[key] = bind(get("add_n"), tuple(prev), {})
 
 

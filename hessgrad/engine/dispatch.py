@@ -17,7 +17,8 @@ READ = Primitive("read_variable", _identity, vjp=[lambda g, ans, x: g], linear=T
 
 
 def bind(prim, args, params):
-    """Apply ``prim`` to ``args``; returns a Tensor, or a tuple of them for multiple results."""
+    """Apply ``prim`` to ``args``; returns a Tensor, or a tuple of them for multiple results
+    (numpy values instead while ``STATE.plain_values``)."""
     if STATE.graphs:
         outs = STATE.graphs[-1].add_node(prim, args, params)
         if STATE.recorders and STATE.limit != 0 and not prim.nondiff:
@@ -45,6 +46,9 @@ def bind(prim, args, params):
         forward = None  # re-run below the handler, so that its error is reported alone
     if forward is None:
         out = prim.forward(*values, **params)  # raises the error naming the op and shapes
+    if STATE.plain_values:
+        return tuple(out) if prim.multiple_results else \
+            out if hasattr(out, "dtype") else np.asarray(out)
     if prim.multiple_results:
         outs = tuple(Tensor(o if hasattr(o, "dtype") else np.asarray(o)) for o in out)
         if STATE.recorders and STATE.limit != 0 and not prim.nondiff:

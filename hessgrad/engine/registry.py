@@ -45,6 +45,10 @@ class Primitive:
             which those flagged in ``batched`` carry a leading batch axis (see
             :meth:`hessgrad.engine.graph.Plan.run_batched`).
         nondiff: outputs are constants for differentiation (comparisons, argmax, ...).
+        array_rules: the VJP rules also accept numpy arrays for the output gradient and let
+            ops return numpy values (a first-order backward pass that nothing records passes
+            them, to skip the Tensor wrappers); true for hessgrad's own primitives, false for
+            user-defined ones, whose rules always see Tensors.
         eager_forward: what eager calls run: ``forward.unchecked`` when ``forward`` is a
             wrapper that only explains failures (the eager path re-runs ``forward`` to raise
             its clear error), else ``forward``.
@@ -52,7 +56,7 @@ class Primitive:
 
     __slots__ = ("name", "forward", "eager_forward", "vjps", "jvps", "joint_vjp", "joint_jvp",
                  "linear", "shape_rule", "none_grads_ok", "nondiff", "multiple_results",
-                 "batch_rule")
+                 "batch_rule", "array_rules")
 
     def __init__(self, name, forward, vjp=None, jvp=None, *, linear=False, shape_rule=None,
                  none_grads_ok=False, nondiff=False, multiple_results=False):
@@ -71,6 +75,7 @@ class Primitive:
         self.nondiff = nondiff
         self.multiple_results = multiple_results
         self.batch_rule = None  # set by hessgrad.ops.batching; the executor loops without one
+        self.array_rules = False  # set by hessgrad.ops for its own primitives
         PRIMITIVES[name] = self
 
     def __repr__(self):

@@ -2,12 +2,15 @@
 
 
 class _State:
-    __slots__ = ("recorders", "limit", "graphs")
+    __slots__ = ("recorders", "limit", "graphs", "plain_values")
 
     def __init__(self):
         self.recorders = []   # active GradientTapes and ForwardAccumulators, outermost first
         self.limit = None     # while recorder i computes a rule, only recorders[:i] observe ops
         self.graphs = []      # graphs being built, innermost last
+        # True during a backward pass that nothing records (first order): ops return numpy
+        # values, not Tensors, as no one will differentiate them (see backprop)
+        self.plain_values = False
 
 
 STATE = _State()

@@ -87,9 +87,9 @@ def _broadcast_shape_rule(name, forward, names=_ARG_NAMES):
 
 def _fit(grad, x):
     """A gradient summed back to the shape of ``x`` and given its (float) dtype."""
-    if type(grad) is Tensor and isinstance(x, Tensor):
-        gv, xv = grad._value, x._value
-        if gv is not None and xv is not None and gv.shape == xv.shape and \
+    if type(x) is Tensor:
+        gv, xv = grad._value if type(grad) is Tensor else grad, x._value
+        if type(gv) is np.ndarray and xv is not None and gv.shape == xv.shape and \
                 gv.dtype == xv.dtype:
             return grad  # eager, no broadcasting, same dtype: nothing to undo
     grad = unbroadcast(grad, x)

@@ -168,3 +168,55 @@ def test_sources_that_are_not_all_the_watched_tensors():
         y = hnp.sum(x * w)
     np.testing.assert_allclose(tape.gradient(y, x).numpy(), X + 1.0)          # a subset
     np.testing.assert_allclose(tape.gradient(y, [w, x])[1].numpy(), X + 1.0)   # all of them
+
+
+def test_first_order_pass_computes_on_plain_arrays_but_returns_tensors():
+    seen = []
+    spy = hg.primitive("test_fast_paths_spy", lambda x: 2.0 * x,
+                       vjp=[lambda g, ans, x: seen.append((type(g), type(hnp.cos(x)))) or 2 * g])
+    x = hg.constant(X)
+    with hg.GradientTape() as tape:
+        tape.watch(x)
+        y = hnp.sum(hnp.sin(spy(x)))
+    g = tape.gradient(y, x)
+    assert type(g) is hg.Tensor
+    np.testing.assert_allclose(g.numpy(), 2 * np.cos(2 * X), rtol=1e-15)
+    # a user's rule sees Tensors, and its ops make Tensors, even on the plain-array path
+    assert seen == [(hg.Tensor, hg.Tensor)]
+    assert not hg.engine.state.STATE.plain_values
+
+
+def test_custom_gradient_function_sees_tensors_in_a_first_order_pass():
+    @hg.custom_gradient
+    def square(x):
+        def grad_fn(upstream):
+            assert type(upstream) is hg.Tensor
+            return upstream * 2.0 * x.numpy()
+        return x * x, grad_fn
+
+    np.testing.assert_allclose(hg.grad(lambda x: hnp.sum(hnp.exp(square(x))))(X),
+                               2 * X * np.exp(X * X), rtol=1e-14)
+
+
+def test_second_order_passes_keep_tensors():
+    # under an outer tape the inner pass is recorded: its values must stay Tensors
+    x = hg.constant(X)
+    with hg.GradientTape() as outer:
+        outer.watch(x)
+        with hg.GradientTape() as inner:
+            inner.watch(x)
+            y = hnp.sum(hnp.sin(x) * x)
+        g = inner.gradient(y, x)
+        assert type(g) is hg.Tensor
+        total = hnp.sum(g)
+    np.testing.assert_allclose(outer.gradient(total, x).numpy(),
+                               2 * np.cos(X) - X * np.sin(X), rtol=1e-14)
+
+
+def test_a_failing_rule_leaves_no_plain_mode_behind():
+    bad = hg.primitive("test_fast_paths_bad", lambda x: x + 0.0,
+                       vjp=[lambda g, ans, x: hnp.reshape(g, (7, 7))])
+    bad.primitive.array_rules = True
+    with pytest.raises(ValueError):
+        hg.grad(lambda x: hnp.sum(hnp.sin(bad(x))))(X)
+    assert not hg.engine.state.STATE.plain_values
