@@ -46,7 +46,7 @@ def check_unconnected(value):
     raise ValueError(f"unconnected_gradients must be 'none' or 'zero', got {value!r}")
 
 
-def backprop(targets, target_grads, sources, producer=None, *, nodes=None, connected=None,
+def backprop(targets, target_grads, sources, producer=None, *, records=None, connected=None,
              stop=(), aggregation_method=None, unconnected=UnconnectedGradients.NONE):
     """Gradients of ``sum(targets)`` (weighted by ``target_grads``) with respect to ``sources``.
 
@@ -56,11 +56,12 @@ def backprop(targets, target_grads, sources, producer=None, *, nodes=None, conne
         sources: tensors to differentiate with respect to.
         producer: ``producer(tensor) -> (node, output_index)`` or None for a leaf; the nodes
             are found by searching back from the targets.
-        nodes: instead of ``producer``, every candidate node in creation order (a tape's
-            record); those that the targets do not depend on are skipped on the way back.
-        connected: with ``nodes``, when the caller knows them: the ids (a set or dict) of the
-            floating-point tensors that depend on a source, the sources included; every one
-            of ``nodes`` must then have an input among them.
+        records: instead of ``producer``, every candidate op in creation order (a tape),
+            as :func:`record` tuples; those that the targets do not depend on are skipped
+            on the way back.
+        connected: with ``records``, when the caller knows them: the ids (a set or dict) of
+            the floating-point tensors that depend on a source, the sources included; every
+            one of ``records`` must then have an input among them.
         stop: tensors that gradients do not flow through (they may still be sources).
         aggregation_method: an :class:`AggregationMethod` constant or None.
         unconnected: :class:`UnconnectedGradients` value for sources that get no gradient.
@@ -72,18 +73,19 @@ def backprop(targets, target_grads, sources, producer=None, *, nodes=None, conne
     counting: a node runs only after every consumer of its outputs has contributed.
     """
     stop_ids = {id(t) for t in stop} if stop else ()
-    nodes_given = nodes is not None
-    if nodes is None:
-        nodes = _reached(targets, producer, stop_ids)
-    # 2. Of the candidate nodes, in topological order, those that depend on a source.
+    eager = records is not None
+    if records is None:
+        records = [record(n.prim, n.inputs, n.params, n.outputs, n)
+                   for n in _reached(targets, producer, stop_ids)]
+    # 2. Of the candidate ops, in topological order, those that depend on a source.
     if connected is not None:
-        relevant = nodes
+        relevant = records
     else:
-        connected, relevant = _connected(nodes, sources, stop_ids)
+        connected, relevant = _connected(records, sources, stop_ids)
     # 3. Reverse pass. ``grads`` maps id(tensor) to its gradient, or to _Parts while several
     # contributions wait to be summed (a chain never builds a list). When nothing records the
     # pass (first order, eager), gradients are plain numpy values: no one differentiates them.
-    plain = nodes_given and not STATE.graphs and (not STATE.recorders or STATE.limit == 0)
+    plain = eager and not STATE.graphs and (not STATE.recorders or STATE.limit == 0)
     saved, STATE.plain_values = STATE.plain_values, plain
     try:
         grads = _reverse(targets, target_grads, sources, relevant, connected, stop_ids,
@@ -109,8 +111,8 @@ def _reverse(targets, target_grads, sources, relevant, connected, stop_ids, aggr
         if id(y) in connected:
             _accumulate(grads, id(y), _ones_like(y) if gy is None else gy)
     source_ids = {id(s) for s in sources}
-    for node in reversed(relevant):
-        prim, outputs = node.prim, node.outputs
+    for rec in reversed(relevant):
+        prim, inputs, params, outputs, _ = rec
         multiple = prim.multiple_results
         if len(outputs) == 1 and not stop_ids:  # the common case, without the general loop
             oid = id(outputs[0])
@@ -130,23 +132,22 @@ def _reverse(targets, target_grads, sources, relevant, connected, stop_ids, aggr
                  for o in outputs]
             if all(x is None for x in g):
                 continue
-            g = _fill(node, g) if multiple else g[0]
+            g = _fill(prim, outputs, g) if multiple else g[0]
         vjps = prim.vjps
         if vjps is None:
             raise LookupError(
-                f"No gradient defined for operation '{node.name}' (op type: {prim.name}). "
+                f"No gradient defined for operation '{_name(rec)}' (op type: {prim.name}). "
                 "Wrap it in hessgrad.custom_gradient or hessgrad.stop_gradient.")
         user_rules = plain and not prim.array_rules  # they see Tensors, their ops make them
         if user_rules:
             g = _as_tensors(g, multiple)
             STATE.plain_values = False
         ans = outputs if multiple else outputs[0]
-        inputs, params = node.inputs, node.params
         if prim.joint_vjp:
             in_grads = vjps(g, ans, *inputs, **params)
             if len(in_grads) != len(inputs):
                 raise ValueError(
-                    f"the gradient of op {node.name} (type {prim.name}) returned "
+                    f"the gradient of op {_name(rec)} (type {prim.name}) returned "
                     f"{len(in_grads)} gradients for {len(inputs)} inputs")
         else:
             n_rules = len(vjps)
@@ -159,7 +160,8 @@ def _reverse(targets, target_grads, sources, relevant, connected, stop_ids, aggr
                 rule = vjps[k] if k < n_rules else None
                 if rule is None:
                     continue
-                gk = rule(g, ans, *inputs, **params)
+                # (without an empty ``**params``: unpacking one costs as much as a check)
+                gk = rule(g, ans, *inputs, **params) if params else rule(g, ans, *inputs)
             else:
                 gk = in_grads[k]
             if gk is None:
@@ -167,7 +169,7 @@ def _reverse(targets, target_grads, sources, relevant, connected, stop_ids, aggr
             gv = gk._value if type(gk) is Tensor else gk
             if not (type(gv) is np.ndarray and a._value is not None and
                     gv.shape == a._value.shape):
-                _check_shape(node, k, a, gk)
+                _check_shape(rec, k, a, gk)
             prev = grads.get(aid)
             if prev is None:
                 grads[aid] = gk
@@ -192,21 +194,33 @@ def unconnected_gradient(source, unconnected):
     return None
 
 
-def _connected(nodes, sources, stop_ids):
+def record(prim, inputs, params, outputs, node=None):
+    """One op as the backprop core reads it: a tuple, since a tape makes one per eager op.
+    ``node`` is the graph node, if any (for its name in errors)."""
+    return prim, inputs, params, outputs, node
+
+
+def _name(rec):
+    node = rec[4]
+    return rec[0].name if node is None else node.name
+
+
+def _connected(records, sources, stop_ids):
     """The ids of the float tensors that depend on a source (never through a stopped one),
-    and the nodes that have such an input."""
+    and the records that have such an input."""
     connected = {id(s) for s in sources if is_differentiable_dtype(s.dtype)}
     relevant = []
-    for node in nodes:
-        if node.prim.nondiff:
+    for rec in records:
+        prim, inputs, _, outputs, _ = rec
+        if prim.nondiff:
             continue
-        for a in node.inputs:
+        for a in inputs:
             if id(a) in connected:
                 break
         else:
             continue
-        relevant.append(node)
-        for o in node.outputs:
+        relevant.append(rec)
+        for o in outputs:
             v = o._value
             if (v.dtype if v is not None else o._dtype).kind in "fc" and \
                     not (stop_ids and id(o) in stop_ids):
@@ -246,16 +260,16 @@ def _seq(node):
     return node.seq
 
 
-def _fill(node, out_grads):
+def _fill(prim, outputs, out_grads):
     """The output gradients of a multiple-result op as a tuple, zeros for missing ones
     unless the op accepts None."""
-    if not node.prim.none_grads_ok:
+    if not prim.none_grads_ok:
         out_grads = [g if g is not None else bind(get("zeros_like"), (o,), {})
-                     for o, g in zip(node.outputs, out_grads)]
+                     for o, g in zip(outputs, out_grads)]
     return tuple(out_grads)
 
 
-def _check_shape(node, k, a, g):
+def _check_shape(rec, k, a, g):
     a_shape, g_shape = a.shape, shape_of(g)
     if a_shape == g_shape or a_shape is None or g_shape is None:
         return
@@ -264,7 +278,7 @@ def _check_shape(node, k, a, g):
         return
     raise ValueError(
         "Incompatible shapes between op input and calculated input gradient. "
-        f"Forward operation: {node.name} (op type: {node.prim.name}). Input index: {k}. "
+        f"Forward operation: {_name(rec)} (op type: {rec[0].name}). Input index: {k}. "
         f"Original input shape: {a_shape}. Calculated input gradient shape: {g_shape}")
 
 

@@ -1,12 +1,15 @@
 """GradientTape: records eager (or traced) ops that touch watched tensors; differentiates them."""
 
+import numpy as np
+
 from .backprop import UnconnectedGradients, backprop, check_unconnected, unconnected_gradient
 from .dispatch import READ, bind
 from .nest import flatten, pack_as
-from .node import Node
 from .registry import get
 from .state import STATE, Recorder, paused_from
 from .tensor import Tensor, Variable, is_differentiable_dtype
+
+_FLOAT64 = np.dtype(np.float64)
 
 
 class GradientTape(Recorder):
@@ -36,7 +39,7 @@ class GradientTape(Recorder):
         # (what depends on a watched tensor); holding the tensor keeps its id from being reused
         self._tracked = {}
         self._watched = {}      # id(tensor) -> tensor, the watched ones
-        self._nodes = []        # the recorded ops, in creation (topological) order
+        self._records = []      # the recorded ops (backprop.record), in creation order
         self._variables = {}    # id(Variable) -> Variable, in the order they were watched
         self._used = False
 
@@ -57,7 +60,7 @@ class GradientTape(Recorder):
         """Forget everything recorded so far (the tape keeps recording if it was)."""
         self._tracked.clear()
         self._watched.clear()
-        self._nodes.clear()
+        self._records.clear()
         self._variables.clear()
         self._used = False
 
@@ -93,12 +96,11 @@ class GradientTape(Recorder):
                 break
         else:
             return node
-        if node is None:
-            node = Node(prim, args, params, outs)
-        self._nodes.append(node)
+        self._records.append((prim, args, params, outs, node))  # backprop.record, inlined
         for o in outs:
             v = o._value  # o._dtype_kind(), inlined: this runs for every recorded op
-            if (v.dtype if v is not None else o._dtype).kind in "fc":  # ints are constants
+            dtype = v.dtype if v is not None else o._dtype
+            if dtype is _FLOAT64 or dtype.kind in "fc":  # ints are constants
                 tracked[id(o)] = o
         return node
 
@@ -171,9 +173,9 @@ class GradientTape(Recorder):
         try:
             if innermost:
                 with paused_from(len(recorders) - 1):
-                    return backprop(targets, target_grads, sources, nodes=self._nodes,
+                    return backprop(targets, target_grads, sources, records=self._records,
                                     connected=connected, unconnected=unconnected)
-            return backprop(targets, target_grads, sources, nodes=self._nodes,
+            return backprop(targets, target_grads, sources, records=self._records,
                             connected=connected, unconnected=unconnected)
         finally:
             self.paused = was_paused
@@ -181,7 +183,7 @@ class GradientTape(Recorder):
     def _release(self):
         self._tracked = {}
         self._watched = {}
-        self._nodes = []
+        self._records = []
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
                  parallel_iterations=None, experimental_use_pfor=True):

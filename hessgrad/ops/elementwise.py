@@ -3,6 +3,8 @@ comparisons. One declaration per op: forward, VJP per input, JVP per input.
 
 Rules are hessgrad ops, so every derivative differentiates again. Constants inside rules are
 Python floats (never numpy float64 scalars) so that float32 inputs keep float32 gradients.
+Arithmetic in rules is written with operators (``g * cos(x)``): on Tensors that is one dispatch,
+and on the numpy values of a first-order backward pass it is plain numpy.
 """
 
 import math
@@ -171,20 +173,20 @@ add = _binary_prim("add", np.add,
                    linear=True)
 subtract = _binary_prim("subtract", np.subtract,
                         vjp=[lambda g, a, x, y: _fit(g, x),
-                             lambda g, a, x, y: _fit(negative(g), y)],
+                             lambda g, a, x, y: _fit(-g, y)],
                         linear=True)
 multiply = _binary_prim("multiply", np.multiply,
-                        vjp=[lambda g, a, x, y: _fit(multiply(g, y), x),
-                             lambda g, a, x, y: _fit(multiply(g, x), y)],
-                        jvp=[lambda t, a, x, y: multiply(t, y),
-                             lambda t, a, x, y: multiply(t, x)])
+                        vjp=[lambda g, a, x, y: _fit(g * y, x),
+                             lambda g, a, x, y: _fit(g * x, y)],
+                        jvp=[lambda t, a, x, y: t * y,
+                             lambda t, a, x, y: t * x])
 divide = _binary_prim("divide", np.true_divide,
-                      vjp=[lambda g, a, x, y: _fit(divide(g, y), x),
-                           lambda g, a, x, y: _fit(divide(multiply(negative(g), a), y), y)],
-                      jvp=[lambda t, a, x, y: divide(t, y),
-                           lambda t, a, x, y: divide(multiply(negative(t), a), y)])
+                      vjp=[lambda g, a, x, y: _fit(g / y, x),
+                           lambda g, a, x, y: _fit(-g * a / y, y)],
+                      jvp=[lambda t, a, x, y: t / y,
+                           lambda t, a, x, y: -t * a / y])
 true_divide = divide
-negative = primitive("negative", np.negative, vjp=[lambda g, a, x: negative(g)], linear=True)
+negative = primitive("negative", np.negative, vjp=[lambda g, a, x: -g], linear=True)
 positive = primitive("positive", np.positive, vjp=[lambda g, a, x: g], linear=True)
 
 
@@ -213,10 +215,10 @@ def _pow_dy(x, ans):
 
 
 power = _binary_prim("power", np.power,
-                     vjp=[lambda g, a, x, y: _fit(multiply(g, _pow_dx(x, y)), x),
-                          lambda g, a, x, y: _fit(multiply(g, _pow_dy(x, a)), y)],
-                     jvp=[lambda t, a, x, y: multiply(t, _pow_dx(x, y)),
-                          lambda t, a, x, y: multiply(t, _pow_dy(x, a))])
+                     vjp=[lambda g, a, x, y: _fit(g * _pow_dx(x, y), x),
+                          lambda g, a, x, y: _fit(g * _pow_dy(x, a), y)],
+                     jvp=[lambda t, a, x, y: t * _pow_dx(x, y),
+                          lambda t, a, x, y: t * _pow_dy(x, a)])
 
 
 # float_power: numpy's own loop (always float64 or complex128); power's rules apply as is.
@@ -254,11 +256,9 @@ fmod = _binary_prim(
     jvp=[lambda t, a, x, y: t, lambda t, a, x, y: -t * _fmod_quotient(a, x, y)])
 
 # --- exponentials and logarithms -----------------------------------------------------------
-exp = primitive("exp", np.exp, vjp=[lambda g, a, x: multiply(g, a)],
-                jvp=[lambda t, a, x: multiply(t, a)])
+exp = primitive("exp", np.exp, vjp=[lambda g, a, x: g * a], jvp=[lambda t, a, x: t * a])
 exp2 = _unary("exp2", np.exp2, lambda a, x: a * LN2)
-log = primitive("log", np.log, vjp=[lambda g, a, x: divide(g, x)],
-                jvp=[lambda t, a, x: divide(t, x)])
+log = primitive("log", np.log, vjp=[lambda g, a, x: g / x], jvp=[lambda t, a, x: t / x])
 log2 = _unary_div("log2", np.log2, lambda a, x: x * LN2)
 log10 = _unary_div("log10", np.log10, lambda a, x: x * LN10)
 log1p = primitive("log1p", np.log1p, vjp=[lambda g, a, x: g / (1.0 + x)],
@@ -309,10 +309,10 @@ def softplus(x):
 
 
 # --- trigonometric and hyperbolic ----------------------------------------------------------
-sin = primitive("sin", np.sin, vjp=[lambda g, a, x: multiply(g, cos(x))],
-                jvp=[lambda t, a, x: multiply(t, cos(x))])
-cos = primitive("cos", np.cos, vjp=[lambda g, a, x: multiply(negative(g), sin(x))],
-                jvp=[lambda t, a, x: multiply(negative(t), sin(x))])
+sin = primitive("sin", np.sin, vjp=[lambda g, a, x: g * cos(x)],
+                jvp=[lambda t, a, x: t * cos(x)])
+cos = primitive("cos", np.cos, vjp=[lambda g, a, x: -g * sin(x)],
+                jvp=[lambda t, a, x: -t * sin(x)])
 tan = _unary("tan", np.tan, lambda a, x: 1.0 + a * a)
 # (1 - x)(1 + x) instead of 1 - x*x: no cancellation near |x| = 1.
 arcsin = _unary_div("arcsin", np.arcsin, lambda a, x: sqrt((1.0 - x) * (1.0 + x)))
@@ -321,8 +321,8 @@ arctan = _unary_div("arctan", np.arctan, lambda a, x: 1.0 + x * x)
 sinh = _unary("sinh", np.sinh, lambda a, x: cosh(x))
 cosh = _unary("cosh", np.cosh, lambda a, x: sinh(x))
 tanh = primitive("tanh", vecmath.tanh,  # numpy.tanh, vectorised for large float64 arrays
-                 vjp=[lambda g, a, x: multiply(g, subtract(1.0, multiply(a, a)))],
-                 jvp=[lambda t, a, x: multiply(t, subtract(1.0, multiply(a, a)))])
+                 vjp=[lambda g, a, x: g * (1.0 - a * a)],
+                 jvp=[lambda t, a, x: t * (1.0 - a * a)])
 arcsinh = _unary_div("arcsinh", np.arcsinh, lambda a, x: hypot(x, 1.0))  # no x*x overflow
 arccosh = _unary_div("arccosh", np.arccosh, lambda a, x: sqrt(x - 1.0) * sqrt(x + 1.0))
 arctanh = _unary_div("arctanh", np.arctanh, lambda a, x: (1.0 - x) * (1.0 + x))
