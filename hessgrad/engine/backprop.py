@@ -111,9 +111,9 @@ def _reverse(targets, target_grads, sources, relevant, connected, stop_ids, aggr
         if id(y) in connected:
             _accumulate(grads, id(y), _ones_like(y) if gy is None else gy)
     source_ids = {id(s) for s in sources}
+    fast = plain and not stop_ids
     for rec in reversed(relevant):
         prim, inputs, params, outputs, _ = rec
-        multiple = prim.multiple_results
         if len(outputs) == 1 and not stop_ids:  # the common case, without the general loop
             oid = id(outputs[0])
             if oid in source_ids:
@@ -124,40 +124,30 @@ def _reverse(targets, target_grads, sources, relevant, connected, stop_ids, aggr
                     g = _sum(g, aggregation_method)
             if g is None:
                 continue
-            if multiple:
-                g = (g,)
         else:
             g = [None if stop_ids and id(o) in stop_ids else
                  _aggregate(grads, o, aggregation_method, keep=id(o) in source_ids)
                  for o in outputs]
             if all(x is None for x in g):
                 continue
-            g = _fill(prim, outputs, g) if multiple else g[0]
+            g = _fill(prim, outputs, g) if prim.multiple_results else g[0]
         vjps = prim.vjps
-        if vjps is None:
-            raise LookupError(
-                f"No gradient defined for operation '{_name(rec)}' (op type: {prim.name}). "
-                "Wrap it in hessgrad.custom_gradient or hessgrad.stop_gradient.")
-        user_rules = plain and not prim.array_rules  # they see Tensors, their ops make them
-        if user_rules:
-            g = _as_tensors(g, multiple)
-            STATE.plain_values = False
-        ans = outputs if multiple else outputs[0]
-        if prim.joint_vjp:
-            in_grads = vjps(g, ans, *inputs, **params)
-            if len(in_grads) != len(inputs):
-                raise ValueError(
-                    f"the gradient of op {_name(rec)} (type {prim.name}) returned "
-                    f"{len(in_grads)} gradients for {len(inputs)} inputs")
+        if fast and prim.per_input_array_rules:  # the common case: nothing to adapt
+            ans = outputs[0]
+            in_grads = user_rules = None
         else:
-            n_rules = len(vjps)
-            in_grads = None
-        for k, a in enumerate(inputs):
+            ans, g, in_grads, user_rules = _prepare(rec, g, plain)
+        k = -1
+        for a in inputs:
+            k += 1
             aid = id(a)
             if aid not in connected:
                 continue
             if in_grads is None:  # one rule per input: run only the needed ones
-                rule = vjps[k] if k < n_rules else None
+                try:
+                    rule = vjps[k]
+                except IndexError:  # fewer rules than inputs: the rest take no gradient
+                    break
                 if rule is None:
                     continue
                 # (without an empty ``**params``: unpacking one costs as much as a check)
@@ -178,6 +168,33 @@ def _reverse(targets, target_grads, sources, relevant, connected, stop_ids, aggr
         if user_rules:
             STATE.plain_values = True
     return grads
+
+
+def _prepare(rec, g, plain):
+    """For an op off the fast path: the answer and output gradient(s) as its rules take them,
+    the input gradients of a joint rule (else None), and whether its rules are a user's (then
+    the caller turns plain values back on after them)."""
+    prim, inputs, params, outputs, _ = rec
+    multiple = prim.multiple_results
+    if multiple and type(g) is not tuple:  # one output's gradient, bare
+        g = (g,)
+    if prim.vjps is None:
+        raise LookupError(
+            f"No gradient defined for operation '{_name(rec)}' (op type: {prim.name}). "
+            "Wrap it in hessgrad.custom_gradient or hessgrad.stop_gradient.")
+    user_rules = plain and not prim.array_rules  # they see Tensors, their ops make them
+    if user_rules:
+        g = _as_tensors(g, multiple)
+        STATE.plain_values = False
+    ans = outputs if multiple else outputs[0]
+    in_grads = None
+    if prim.joint_vjp:
+        in_grads = prim.vjps(g, ans, *inputs, **params)
+        if len(in_grads) != len(inputs):
+            raise ValueError(
+                f"the gradient of op {_name(rec)} (type {prim.name}) returned "
+                f"{len(in_grads)} gradients for {len(inputs)} inputs")
+    return ans, g, in_grads, user_rules
 
 
 def _as_tensors(g, multiple):

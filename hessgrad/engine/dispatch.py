@@ -54,7 +54,7 @@ def bind(prim, args, params):
         if STATE.recorders and STATE.limit != 0 and not prim.nondiff:
             notify(prim, args, params, outs)
         return outs
-    t = Tensor(out if hasattr(out, "dtype") else np.asarray(out))
+    t = Tensor(out if type(out) is np.ndarray or hasattr(out, "dtype") else np.asarray(out))
     recorders = STATE.recorders
     if recorders and not prim.nondiff:
         limit = STATE.limit
@@ -63,7 +63,7 @@ def bind(prim, args, params):
         if plain and (limit == 1 or limit is None and len(recorders) == 1):
             r = recorders[0]
             if not r.paused:
-                r.observe(prim, args, params, (t,), None, 0)
+                r.observe_eager(prim, args, params, t)
         elif limit != 0:
             notify(prim, args, params, (t,))
     return t
