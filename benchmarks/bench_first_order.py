@@ -132,7 +132,22 @@ def main():
     reference, engines = chain_engines(peers)
     bench.case(f"eager per-op overhead: gradient of a {CHAIN}-op elementwise chain, "
                f"n={CHAIN_N}", reference, engines, per=(CHAIN, "us/op"))
+    chain_overhead(bench, reference, engines)
     bench.finish()
+
+
+def chain_overhead(bench, reference, engines):
+    """Per-op overhead beyond the numpy reference, (best engine call - best reference call)
+    / CHAIN, from interleaved rounds: the medians above drift with the machine's load."""
+    fns = {reference[0]: reference[1], **dict(engines)}
+    best = harness.interleaved_best(fns, rounds=5 if bench.quick else 25)
+    overhead = {name: (t - best[reference[0]]) / CHAIN * 1e6 for name, t in best.items()}
+    base = overhead.get("autograd grad")
+    rows = [(name, f"{best[name] * 1e6:.0f}", f"{overhead[name]:.2f}",
+             "-" if base is None else f"{overhead[name] / base:.2f}")
+            for name in list(fns)[1:]]
+    bench.summary("eager per-op overhead, best of interleaved rounds",
+                  ("engine", "best call us", "overhead us/op", "/ autograd"), rows)
 
 
 if __name__ == "__main__":

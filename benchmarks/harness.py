@@ -191,6 +191,20 @@ def _one(fn, loops):
     return time.perf_counter() - t0
 
 
+def interleaved_best(fns, rounds=25, calls=5):
+    """The fastest single call of each of ``fns`` (a dict), the functions taking turns
+    ``rounds`` times with ``calls`` calls each: on a shared machine, a slow phase then
+    slows every engine alike, and the minimum is each one's own cost."""
+    best = dict.fromkeys(fns, float("inf"))
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            for _ in range(calls):
+                t0 = time.perf_counter()
+                fn()
+                best[name] = min(best[name], time.perf_counter() - t0)
+    return best
+
+
 def measure(fn, target=0.2, repeats=7, budget=10.0):
     """Per-call times of ``fn`` (already warmed up): ``(times, loops)``.
 

@@ -36,7 +36,11 @@ def _pack(structure, leaves):
 
 
 def _is_plain(args):
-    return not any(isinstance(leaf, Tensor) for a in args for leaf in _leaves(a))
+    for a in args:
+        if isinstance(a, Tensor) or isinstance(a, _NESTED) and any(
+                isinstance(leaf, Tensor) for leaf in flatten(a)):
+            return False
+    return True
 
 
 def _fresh(leaf, fname, argnum):
@@ -73,12 +77,16 @@ def _out(x, plain):
     """numpy for plain callers, tensors otherwise (structures kept)."""
     if not plain:
         return x
+    if type(x) is Tensor:  # the common bare result: no walk
+        return x.numpy()
     return _pack(x, [leaf.numpy() if isinstance(leaf, Tensor) else leaf
                      for leaf in _leaves(x)])
 
 
 def _group(args, nums, flat, single):
     """Regroup a flat list of per-leaf results like the differentiated arguments."""
+    if single and not isinstance(args[nums[0]], _NESTED):  # one bare argument
+        return flat[0]
     out, k = [], 0
     for i in nums:
         n = len(_leaves(args[i]))

@@ -1,10 +1,11 @@
 """The one backprop core, shared by ``gradients()`` (graph mode) and ``GradientTape``.
 
-It walks recorded nodes in reverse without recursion: filter to the nodes between sources and
-targets, count pending consumer edges, process nodes whose consumers are all done (a ready
+It walks recorded ops in reverse without recursion: filter to the ops between sources and
+targets, count pending consumer edges, process ops whose consumers are all done (a ready
 queue), aggregate gradient contributions, zero-fill missing output gradients unless the op
 accepts None, and resolve unconnected sources. VJP rules are hessgrad ops, so the gradients it
-builds can be differentiated again.
+builds can be differentiated again; when nothing records the pass (eager, first order), they
+run on plain numpy values instead, skipping every Tensor wrapper.
 """
 
 import numpy as np

@@ -1,4 +1,5 @@
-"""One recorded application of a primitive: a tape entry in eager mode, a node in a graph."""
+"""One application of a primitive in a graph (a tape records plain tuples instead: see
+``backprop.record``)."""
 
 import itertools
 
