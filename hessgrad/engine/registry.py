@@ -49,6 +49,8 @@ class Primitive:
             ops return numpy values (a first-order backward pass that nothing records passes
             them, to skip the Tensor wrappers); true for hessgrad's own primitives, false for
             user-defined ones, whose rules always see Tensors.
+        per_input_array_rules: ``array_rules`` with one rule per input and one result: the
+            backprop core's fast path, which needs nothing adapted for such an op.
         eager_forward: what eager calls run: ``forward.unchecked`` when ``forward`` is a
             wrapper that only explains failures (the eager path re-runs ``forward`` to raise
             its clear error), else ``forward``.
