@@ -152,7 +152,8 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
         r = np.ascontiguousarray(b - op.matvec(x), dtype=dtype)
     else:
         r = b.copy()
-    rnorm = math.sqrt(float(np.dot(r, r)))
+    rr = np.dot(r, r)
+    rnorm = math.sqrt(float(rr))
 
     # The arithmetic mirrors scipy.sparse.linalg.cg operation for operation (same
     # dots, same elementwise rounding), so both follow the same trajectory.
@@ -168,9 +169,10 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
             break
         if prec is None:
             z = r
+            rz = rr  # np.dot(r, r), computed for the residual norm: the same rounding
         else:
             z = np.ascontiguousarray(prec.matvec(r), dtype=dtype)
-        rz = np.dot(r, z)
+            rz = np.dot(r, z)
         if prec is not None and not rz > 0:
             status = BREAKDOWN
             break
@@ -187,7 +189,8 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
             d = p.copy()
             break
         _kernels.cg_update(x, r, p, q, scalar(rz / pq))
-        rnorm = math.sqrt(float(np.dot(r, r)))
+        rr = np.dot(r, r)
+        rnorm = math.sqrt(float(rr))
         rz_old = rz
         nit = it + 1
         if callback is not None:
