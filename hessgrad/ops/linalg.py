@@ -29,6 +29,8 @@ def _matmul_vjp_a(g, ans, a, b):
     if len(sb) == 1:                       # (..., k) @ (k,) -> (...)
         return unbroadcast(expand_dims(g, -1) * b, a)
     if len(sa) == 1:                       # (k,) @ (..., k, m) -> (..., m)
+        if len(sb) == 2:                   # B g: one matrix-vector product
+            return matmul(b, g)
         return sum_to(getitem(matmul(b, expand_dims(g, -1)), index=(Ellipsis, 0)), shape=sa)
     return unbroadcast(matmul(g, swapaxes(b, -1, -2)), a)
 
@@ -40,6 +42,8 @@ def _matmul_vjp_b(g, ans, a, b):
     if len(sa) == 1:                       # (k,) @ (..., k, m): outer product of a and g
         return unbroadcast(expand_dims(a, -1) * expand_dims(g, -2), b)
     if len(sb) == 1:                       # (..., n, k) @ (k,) -> (..., n)
+        if len(sa) == 2:                   # g^T A: one matrix-vector product, A read by rows
+            return matmul(g, a)
         return sum_to(getitem(matmul(swapaxes(a, -1, -2), expand_dims(g, -1)),
                               index=(Ellipsis, 0)), shape=sb)
     return unbroadcast(matmul(swapaxes(a, -1, -2), g), b)
