@@ -60,6 +60,8 @@ ROWS = [
     ("matmul_vec_mat", lambda a, b: L.matmul(a, b), (randn(4), randn(2, 4, 3))),
     ("matmul_mat_vec", lambda a, b: L.matmul(a, b), (randn(2, 3, 4), randn(4))),
     ("matmul_vec_vec", lambda a, b: L.matmul(a, b), (randn(4), randn(4))),
+    ("matmul_matrix_vec", lambda a, b: L.matmul(a, b), (randn(3, 4), randn(4))),
+    ("matmul_vec_matrix", lambda a, b: L.matmul(a, b), (randn(4), randn(4, 3))),
     ("einsum_contract", lambda a, b: L.einsum("ij,jk->ik", a, b), (randn(2, 3), randn(3, 4))),
     ("einsum_trace", lambda a: L.einsum("ii", a), (randn(3, 3),)),
     ("einsum_diag_bcast", lambda a, b: L.einsum("...ii,...i->...i", a, b),
@@ -147,7 +149,7 @@ def test_forward_values_and_graph_mode(k):
 GRAPH_GRADS = [r for r in ROWS if r[0] in {
     "inv", "solve_batched_bcast", "solve_triangular_lower", "det", "slogdet", "pinv_tall",
     "cholesky", "eigh_vectors", "eigvalsh", "qr_tall", "svd_tall", "svdvals", "einsum_trace",
-    "matmul_vec_mat"}]
+    "matmul_vec_mat", "matmul_matrix_vec", "matmul_vec_matrix"}]
 
 
 @pytest.mark.parametrize("name,f,args", GRAPH_GRADS, ids=[r[0] for r in GRAPH_GRADS])
