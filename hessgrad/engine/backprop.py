@@ -133,7 +133,8 @@ def _reverse(targets, target_grads, sources, relevant, connected, stop_ids, aggr
                 continue
             g = _fill(prim, outputs, g) if prim.multiple_results else g[0]
         vjps = prim.vjps
-        if fast and prim.per_input_array_rules:  # the common case: nothing to adapt
+        if fast and prim.array_rules and vjps is not None and not (
+                prim.joint_vjp or prim.multiple_results):  # the common case: nothing to adapt
             ans = outputs[0]
             in_grads = user_rules = None
         else:

@@ -46,15 +46,18 @@ def bind(prim, args, params):
         forward = None  # re-run below the handler, so that its error is reported alone
     if forward is None:
         out = prim.forward(*values, **params)  # raises the error naming the op and shapes
-    if STATE.plain_values:
-        return tuple(out) if prim.multiple_results else \
-            out if hasattr(out, "dtype") else np.asarray(out)
     if prim.multiple_results:
+        if STATE.plain_values:
+            return tuple(out)
         outs = tuple(Tensor(o if hasattr(o, "dtype") else np.asarray(o)) for o in out)
         if STATE.recorders and STATE.limit != 0 and not prim.nondiff:
             notify(prim, args, params, outs)
         return outs
-    t = Tensor(out if type(out) is np.ndarray or hasattr(out, "dtype") else np.asarray(out))
+    if type(out) is not np.ndarray and not hasattr(out, "dtype"):
+        out = np.asarray(out)
+    if STATE.plain_values:
+        return out
+    t = Tensor(out)
     recorders = STATE.recorders
     if recorders and not prim.nondiff:
         limit = STATE.limit

@@ -49,8 +49,6 @@ class Primitive:
             ops return numpy values (a first-order backward pass that nothing records passes
             them, to skip the Tensor wrappers); true for hessgrad's own primitives, false for
             user-defined ones, whose rules always see Tensors.
-        per_input_array_rules: ``array_rules`` with one rule per input and one result: the
-            backprop core's fast path, which needs nothing adapted for such an op.
         eager_forward: what eager calls run: ``forward.unchecked`` when ``forward`` is a
             wrapper that only explains failures (the eager path re-runs ``forward`` to raise
             its clear error), else ``forward``.
@@ -58,7 +56,7 @@ class Primitive:
 
     __slots__ = ("name", "forward", "eager_forward", "vjps", "jvps", "joint_vjp", "joint_jvp",
                  "linear", "shape_rule", "none_grads_ok", "nondiff", "multiple_results",
-                 "batch_rule", "array_rules", "per_input_array_rules")
+                 "batch_rule", "array_rules")
 
     def __init__(self, name, forward, vjp=None, jvp=None, *, linear=False, shape_rule=None,
                  none_grads_ok=False, nondiff=False, multiple_results=False):
@@ -78,7 +76,6 @@ class Primitive:
         self.multiple_results = multiple_results
         self.batch_rule = None  # set by hessgrad.ops.batching; the executor loops without one
         self.array_rules = False  # set by hessgrad.ops for its own primitives
-        self.per_input_array_rules = False  # the backprop core's fast path (see array_rules)
         PRIMITIVES[name] = self
 
     def __repr__(self):

@@ -1,15 +1,11 @@
 """GradientTape: records eager (or traced) ops that touch watched tensors; differentiates them."""
 
-import numpy as np
-
 from .backprop import UnconnectedGradients, backprop, check_unconnected, unconnected_gradient
 from .dispatch import READ, bind
 from .nest import flatten, pack_as
 from .registry import get
 from .state import STATE, Recorder, paused_from
 from .tensor import Tensor, Variable, is_differentiable_dtype
-
-_FLOAT64 = np.dtype(np.float64)
 
 
 class GradientTape(Recorder):
@@ -99,8 +95,7 @@ class GradientTape(Recorder):
         self._records.append((prim, args, params, outs, node))  # backprop.record, inlined
         for o in outs:
             v = o._value  # o._dtype_kind(), inlined: this runs for every recorded op
-            dtype = v.dtype if v is not None else o._dtype
-            if dtype is _FLOAT64 or dtype.kind in "fc":  # ints are constants
+            if (v.dtype if v is not None else o._dtype).kind in "fc":  # ints are constants
                 tracked[id(o)] = o
         return node
 
@@ -114,8 +109,7 @@ class GradientTape(Recorder):
         else:
             return
         self._records.append((prim, args, params, (out,), None))
-        dtype = out._value.dtype
-        if dtype is _FLOAT64 or dtype.kind in "fc":
+        if out._value.dtype.kind in "fc":
             tracked[id(out)] = out
 
     def tracks(self, t):

@@ -11,5 +11,3 @@ from ..engine.registry import PRIMITIVES  # noqa: E402
 # primitives, custom gradients) see Tensors.
 for _prim in PRIMITIVES.values():
     _prim.array_rules = True
-    _prim.per_input_array_rules = _prim.vjps is not None and not (
-        _prim.joint_vjp or _prim.multiple_results)
