@@ -112,7 +112,6 @@ def _reverse(targets, target_grads, sources, relevant, connected, stop_ids, aggr
         if id(y) in connected:
             _accumulate(grads, id(y), _ones_like(y) if gy is None else gy)
     source_ids = {id(s) for s in sources}
-    fast = plain and not stop_ids
     for rec in reversed(relevant):
         prim, inputs, params, outputs, _ = rec
         if len(outputs) == 1 and not stop_ids:  # the common case, without the general loop
@@ -133,8 +132,8 @@ def _reverse(targets, target_grads, sources, relevant, connected, stop_ids, aggr
                 continue
             g = _fill(prim, outputs, g) if prim.multiple_results else g[0]
         vjps = prim.vjps
-        if fast and prim.array_rules and vjps is not None and not (
-                prim.joint_vjp or prim.multiple_results):  # the common case: nothing to adapt
+        if vjps is not None and not (prim.joint_vjp or prim.multiple_results) and (
+                prim.array_rules or not plain):  # the common case: nothing to adapt
             ans = outputs[0]
             in_grads = user_rules = None
         else:

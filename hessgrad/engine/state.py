@@ -26,10 +26,6 @@ class Recorder:
     def observe(self, prim, args, params, outs, node, level):
         raise NotImplementedError
 
-    def observe_eager(self, prim, args, params, out):
-        """The only recorder sees an eager op with one output and no Variable argument."""
-        self.observe(prim, args, params, (out,), None, 0)
-
     def __enter__(self):
         if self._recording:
             raise ValueError(f"{type(self).__name__} is already recording; it cannot be "

@@ -99,19 +99,6 @@ class GradientTape(Recorder):
                 tracked[id(o)] = o
         return node
 
-    def observe_eager(self, prim, args, params, out):
-        """:meth:`observe` for the commonest op: one eager output, no Variable among
-        ``args``, this tape the only recorder (see ``dispatch.bind``)."""
-        tracked = self._tracked
-        for a in args:
-            if id(a) in tracked:
-                break
-        else:
-            return
-        self._records.append((prim, args, params, (out,), None))
-        if out._value.dtype.kind in "fc":
-            tracked[id(out)] = out
-
     def tracks(self, t):
         """Whether gradients of ``t`` with respect to watched tensors are being recorded."""
         return id(t) in self._tracked
