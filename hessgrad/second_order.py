@@ -173,34 +173,45 @@ def _make_hvp(f, argnums, mode):
 
     def at(*args, **kwargs):
         single, nums = _argnums(argnums, len(args), "make_hvp")
-        plain = _is_plain(args)
         v_example = [pack_as(args[i], [np.zeros(np.shape(a), _dtype_of(a))
                                         for a in flatten(args[i])]) for i in nums]
         v_example = v_example[0] if single else tuple(v_example)
-        linear = _specialize(traced, args, v_example, kwargs)
-
-        def eager(v):
-            return product(*args, v, **kwargs)
-
-        def apply(v):
-            out = linear(flatten(v)) if linear is not None else eager(v)
-            return _out(out, plain) if plain else out
-
-        def batched(V):
-            leaves = flatten(V)
-            if linear is not None:
-                return linear.run_batched(leaves, [True] * len(leaves))
-            cols = [flatten(apply(pack_as(V, [leaf[j] for leaf in leaves])))
-                    for j in range(len(leaves[0]))]
-            return pack_as(V, [np.stack([np.asarray(c[i]) for c in cols])
-                               for i in range(len(leaves))])
-
-        apply.batched = batched
-        # elements in the largest array one product computes (what a batch member costs)
-        apply.largest_intermediate = lambda v: linear.largest_intermediate \
-            if linear is not None else sum(np.size(a) for a in flatten(v))
-        return apply
+        return _HvpAt(product, args, kwargs, _specialize(traced, args, v_example, kwargs))
     return at
+
+
+class _HvpAt:
+    """``v -> H v`` at fixed arguments (what ``make_hvp(f)(*args)`` returns): the traced
+    product specialized at the point, or the eager product when ``f`` cannot be traced.
+    A class rather than closures that refer to each other, so that an operator dropped by
+    an optimizer loop frees its arrays at once instead of at the next garbage collection."""
+
+    def __init__(self, product, args, kwargs, linear):
+        self.product, self.args, self.kwargs, self.linear = product, args, kwargs, linear
+        self.plain = _is_plain(args)
+
+    def __call__(self, v):
+        if self.linear is not None:
+            out = self.linear(flatten(v))
+        else:
+            out = self.product(*self.args, v, **self.kwargs)
+        return _out(out, self.plain) if self.plain else out
+
+    def batched(self, V):
+        """The products with each of ``V``'s rows (vectors stacked along a leading axis)."""
+        leaves = flatten(V)
+        if self.linear is not None:
+            return self.linear.run_batched(leaves, [True] * len(leaves))
+        cols = [flatten(self(pack_as(V, [leaf[j] for leaf in leaves])))
+                for j in range(len(leaves[0]))]
+        return pack_as(V, [np.stack([np.asarray(c[i]) for c in cols])
+                           for i in range(len(leaves))])
+
+    def largest_intermediate(self, v):
+        """Elements in the largest array one product computes (what a batch member costs)."""
+        if self.linear is not None:
+            return self.linear.largest_intermediate
+        return sum(np.size(a) for a in flatten(v))
 
 
 def _dtype_of(a):

@@ -18,19 +18,21 @@ def flatten(structure):
 
 def pack_as(structure, leaves):
     """Rebuild ``structure`` with its leaves replaced, in :func:`flatten` order."""
-    it = iter(leaves)
+    return _build(structure, iter(leaves))
 
-    def build(s):
-        if isinstance(s, tuple) and hasattr(s, "_fields"):
-            return type(s)(*[build(x) for x in s])
-        if isinstance(s, (list, tuple)):
-            return type(s)(build(x) for x in s)
-        if isinstance(s, dict):
-            rebuilt = {k: build(s[k]) for k in sorted(s)}
-            return type(s)((k, rebuilt[k]) for k in s)
-        return next(it)
 
-    return build(structure)
+def _build(s, it):
+    # A module-level function, not a closure that calls itself: such a closure is a
+    # reference cycle, which would keep the leaves (often large arrays) alive until the
+    # garbage collector runs.
+    if isinstance(s, tuple) and hasattr(s, "_fields"):
+        return type(s)(*[_build(x, it) for x in s])
+    if isinstance(s, (list, tuple)):
+        return type(s)([_build(x, it) for x in s])
+    if isinstance(s, dict):
+        rebuilt = {k: _build(s[k], it) for k in sorted(s)}
+        return type(s)((k, rebuilt[k]) for k in s)
+    return next(it)
 
 
 def is_nested(structure):
