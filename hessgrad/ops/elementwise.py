@@ -10,6 +10,7 @@ and on the numpy values of a first-order backward pass it is plain numpy.
 import math
 
 import numpy as np
+import scipy.special
 
 from ..engine.registry import primitive
 from ..engine.tensor import Tensor, dtype_of, shape_of
@@ -269,7 +270,12 @@ sqrt = primitive("sqrt", np.sqrt, vjp=[lambda g, a, x: g * 0.5 / a],
                  jvp=[lambda t, a, x: t * 0.5 / a])
 
 
+_EXPIT_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
+
+
 def _sigmoid(x):
+    if getattr(x, "dtype", None) in _EXPIT_DTYPES:
+        return scipy.special.expit(x)  # the same two branches in one pass: ~2x faster
     e = np.exp(-np.abs(x))  # never overflows
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
