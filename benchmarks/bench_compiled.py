@@ -7,7 +7,8 @@ Run:  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/bench_compi
 Prints the median time per call of each engine for value, gradient, HVP, HVP at a fixed x
 (make_hvp / linearize) and the dense Hessian (small problems), the first-call time (trace +
 compile) of the gradient separately, and the geometric-mean ratios hessgrad compiled / JAX jit
-and hessgrad eager / autograd (the targets).
+and hessgrad eager / autograd (the targets). The engines take turns, round by round, so that a
+slow phase of the machine slows all of them alike.
 The machine may be shared and noisy: read medians and ratios, not single numbers.
 """
 
@@ -318,8 +319,9 @@ def torch_engine(make, data, x):
 
 
 # --- timing -------------------------------------------------------------------------------
-def measure(fn, target, repeats):
-    """Median seconds per call (the first call must already have happened)."""
+def calibrate(fn, target):
+    """Calls per measurement so that one measurement takes about ``target`` seconds (the
+    first call must already have happened)."""
     number = 1
     while True:
         start = time.perf_counter()
@@ -327,15 +329,24 @@ def measure(fn, target, repeats):
             fn()
         elapsed = time.perf_counter() - start
         if elapsed >= target or number >= 10**5:
-            break
+            return number
         number = max(number * 2, int(number * target / max(elapsed, 1e-9) * 0.6))
-    times = [elapsed / number]
-    for _ in range(repeats - 1):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - start) / number)
-    return float(np.median(times))
+
+
+def measure_interleaved(calls, target, repeats):
+    """Median seconds per call of each of ``calls`` (a dict), the engines taking turns for
+    ``repeats`` rounds: on a shared machine a slow phase then slows every engine of the
+    round alike, so that the ratios between engines hold even when the times do not."""
+    numbers = {e: calibrate(fn, target) for e, fn in calls.items()}
+    times = {e: [] for e in calls}
+    for _ in range(repeats):
+        for e, fn in calls.items():
+            number = numbers[e]
+            start = time.perf_counter()
+            for _ in range(number):
+                fn()
+            times[e].append((time.perf_counter() - start) / number)
+    return {e: float(np.median(ts)) for e, ts in times.items()}
 
 
 def fmt(t):
@@ -351,6 +362,8 @@ def fmt(t):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--only", metavar="TEXT", default="",
+                        help="run only the problems whose label contains TEXT")
     args = parser.parse_args()
     target, repeats = (0.03, 3) if args.quick else (0.1, 5)
     tasks = ("value", "grad", "hvp", "make_hvp", "hessian")
@@ -370,6 +383,8 @@ def main():
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}, single-threaded; "
           "medians per call")
     for label, make, make_np, data, x, small in problems(args.quick):
+        if args.only not in label:
+            continue
         v = np.random.default_rng(1).standard_normal(x.shape)
         built = {
             "hg compiled": lambda: hessgrad_engine(make, data, x, {}),
@@ -388,6 +403,7 @@ def main():
         print(f"\n== {label}")
         print(f"{'task':10s}" + "".join(f"{e:>15s}" for e in engines))
         reference = {}
+        calls = {}  # task -> engine -> call, timed together once every engine is warm
         table = {}
         for e in engines:
             try:
@@ -430,7 +446,10 @@ def main():
                     reference[task] = out
                 if task == "grad":
                     first_calls.append((label, e, first))
-                table[(task, e)] = measure(call, target, repeats)
+                calls.setdefault(task, {})[e] = call
+        for task, by_engine in calls.items():
+            for e, t in measure_interleaved(by_engine, target, repeats).items():
+                table[(task, e)] = t
         for task in tasks:
             row = [table.get((task, e)) for e in engines]
             if all(t is None for t in row):
