@@ -9,7 +9,8 @@ fetches with
 2. when ``jit_kernels`` and the program is small and made only of ops it translates, the
    whole program becomes one Numba function (:mod:`.wholegraph`); otherwise
 3. fusion (:mod:`.fusion`, when ``jit_kernels``): trees of large elementwise ops, with a
-   final sum, become one Numba kernel each;
+   final sum, become one Numba kernel each, and two matrix-vector products with the same
+   large matrix one pass over it (:mod:`.products`);
 4. code generation (:mod:`.codegen`): one straight-line Python function over locals, freeing
    intermediates at their last use and reusing dead buffers in place.
 
@@ -35,6 +36,7 @@ from .codegen import generate
 from .fusion import MIN_SIZE, fuse
 from .ir import Program
 from .passes import optimize
+from .products import merge_products
 from .split import SplitRunner, split_program
 from .wholegraph import WholeGraph, build as build_whole_graph
 
@@ -131,10 +133,13 @@ class CompiledPlan:
     def _generate(self, prog):
         """One Numba function for the whole of a small ``prog`` when it can be, else fused
         kernels (large elementwise trees) between per-op numpy calls."""
-        whole = build_whole_graph(prog) if self.jit_kernels else None
+        if not self.jit_kernels:
+            return generate(prog, {})
+        whole = build_whole_graph(prog)
         if whole is not None:
             return whole
-        return generate(prog, fuse(prog, self.min_kernel_size) if self.jit_kernels else {})
+        merge_products(prog)
+        return generate(prog, fuse(prog, self.min_kernel_size))
 
     def _compile_program(self, prog):
         start = time.perf_counter()

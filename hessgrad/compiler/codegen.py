@@ -23,10 +23,10 @@ UFUNCS = {
     "power": np.power, "reciprocal": np.reciprocal, "logaddexp": np.logaddexp,
 }
 # Ops whose result never shares memory with an input (so an input can be recycled later).
-NO_ALIAS = set(UFUNCS) | {"fused", "accumulate", "sum", "mean", "matmul", "scatter_add",
-                          "add_n", "sigmoid", "where", "ones_like", "zeros_like"}
+NO_ALIAS = set(UFUNCS) | {"fused", "accumulate", "sum", "mean", "matmul", "matmul_pair",
+                          "scatter_add", "add_n", "sigmoid", "where", "ones_like", "zeros_like"}
 # Ops whose array results are fresh buffers owned by this run.
-FRESH = set(UFUNCS) | {"fused", "accumulate", "matmul", "scatter_add", "add_n"}
+FRESH = set(UFUNCS) | {"fused", "accumulate", "matmul", "matmul_pair", "scatter_add", "add_n"}
 
 
 def _feed_value(v, dtype, shape, name):

@@ -1,0 +1,70 @@
+"""Pairs of matrix-vector products with the same large matrix become one pass over it.
+
+A forward-over-reverse HVP of a model linear in its data multiplies the data matrix by the
+point and by the tangent (``X @ w``, ``X @ v``), and a backward pass may multiply two
+cotangents by it (``g @ X``, ``h @ X``); XLA merges such dots too. Two products are merged
+when they share the matrix (the same value, or the same constant array), take 1-D float64
+vectors on the same side, and the later one's vector already exists where the earlier one
+runs: the pair is computed there by :mod:`hessgrad.kernels.products`.
+"""
+
+from ..kernels import products as kernels
+from .ir import Op, size_of
+
+# Matrices smaller than this (elements) stay in the cache, where two BLAS calls are as fast.
+MIN_MATRIX_SIZE = 10 ** 6
+_SIDES = {"right": kernels.matvec_pair, "left": kernels.vecmat_pair}
+
+
+def _product(prog, op):
+    """``(side, matrix, vector)`` of a matrix-vector product worth merging, else None."""
+    if op.name != "matmul" or op.params or len(op.args) != 2:
+        return None
+    a, b = op.args
+    sa, sb = prog.shape(a), prog.shape(b)
+    if sa is None or sb is None or any(str(prog.dtype(v)) != "float64" for v in (a, b)):
+        return None
+    if len(sa) == 2 and len(sb) == 1:
+        side, matrix, vector = "right", a, b
+    elif len(sa) == 1 and len(sb) == 2:
+        side, matrix, vector = "left", b, a
+    else:
+        return None
+    size = size_of(prog.shape(matrix))
+    if size is None or size < MIN_MATRIX_SIZE:
+        return None
+    return side, matrix, vector
+
+
+def _matrix_key(prog, v):
+    return ("const", id(prog.consts[v])) if prog.is_const(v) else ("value", v)
+
+
+def merge_products(prog):
+    """Merge pairs in ``prog.ops`` in place; returns the number of pairs merged."""
+    made_at = {o: k for k, op in enumerate(prog.ops) for o in op.outs}
+    groups = {}
+    for k, op in enumerate(prog.ops):
+        found = _product(prog, op)
+        if found is not None:
+            side, matrix, vector = found
+            groups.setdefault((side, _matrix_key(prog, matrix)), []).append((k, vector))
+    merged, drop = {}, set()
+    for (side, _), members in groups.items():
+        while len(members) >= 2:
+            k1, v1 = members.pop(0)
+            # the first later product whose vector exists before the earlier one runs
+            partner = next((m for m in members if made_at.get(m[1], -1) < k1), None)
+            if partner is None:
+                continue
+            members.remove(partner)
+            k2, v2 = partner
+            first, second = prog.ops[k1], prog.ops[k2]
+            matrix = _product(prog, first)[1]
+            merged[k1] = Op("matmul_pair", _SIDES[side], [matrix, v1, v2], {},
+                            first.outs + second.outs, True, first.node,
+                            first.nodes + second.nodes)
+            drop.add(k2)
+    if merged:
+        prog.ops = [merged.get(k, op) for k, op in enumerate(prog.ops) if k not in drop]
+    return len(merged)
