@@ -8,8 +8,12 @@ vectors on the same side, and the later one's vector already exists where the ea
 runs: the pair is computed there by :mod:`hessgrad.kernels.products`.
 """
 
+import numpy as np
+
 from ..kernels import products as kernels
 from .ir import Op, size_of
+
+_F64 = np.dtype(np.float64)
 
 # Matrices smaller than this (elements) stay in the cache, where two BLAS calls are as fast.
 MIN_MATRIX_SIZE = 10 ** 6
@@ -22,7 +26,7 @@ def _product(prog, op):
         return None
     a, b = op.args
     sa, sb = prog.shape(a), prog.shape(b)
-    if sa is None or sb is None or any(str(prog.dtype(v)) != "float64" for v in (a, b)):
+    if sa is None or sb is None or any(prog.dtype(v) != _F64 for v in (a, b)):
         return None
     if len(sa) == 2 and len(sb) == 1:
         side, matrix, vector = "right", a, b
