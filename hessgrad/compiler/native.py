@@ -20,12 +20,13 @@ and reads their data pointers. Text outside the subset raises :class:`Unsupporte
 
 import ast
 import ctypes
+import json
 import math
 
 import numpy as np
 
 from ..kernels.llvm import DATA_OFFSET as _DATA_OFFSET
-from ..kernels.llvm import compile_ir, llvm as _llvm
+from ..kernels.llvm import compile_ir, llvm as _llvm, load_cached
 
 _F64 = np.dtype(np.float64)
 _BOOL = np.dtype(bool)
@@ -445,35 +446,54 @@ class NativeKernel:
     returned value. Keeps its LLVM execution engine (the machine code) alive."""
 
     def __init__(self, source, arg_specs, result_dtypes):
+        # A kernel compiled by an earlier process is loaded without translating the text:
+        # the disk cache keeps its machine code and the layout of its parameters.
+        key = "\n".join(["hessgrad native kernel", source,
+                         repr([(k, s, np.dtype(d).str) for k, (s, d) in arg_specs.items()]),
+                         repr([np.dtype(d).str for d in result_dtypes])])
+        cached = load_cached(key)
+        if cached is not None:
+            self._engine, layout = cached[0], json.loads(cached[1])
+        else:
+            layout = self._translate(source, arg_specs, result_dtypes)
+            self._engine = compile_ir(self.ir, key=key, extra=json.dumps(layout).encode())
+        # what each call allocates: returned buffers (np.zeros or np.empty, shape, dtype)
+        self._outputs = [((np.zeros if zeroed else np.empty), tuple(shape), np.dtype(dtype))
+                         for zeroed, shape, dtype in layout["outputs"]]
+        self._scratch_bytes = layout["scratch_bytes"]
+        # each result: ("buffer", output index, shape) or ("scalar", slot, dtype)
+        self._results = [(kind, j, tuple(shape) if kind == "buffer" else np.dtype(shape))
+                         for kind, j, shape in layout["results"]]
+        # scalar results are stored at their position among the results
+        self._n_scalars = len(self._results) if any(
+            kind == "scalar" for kind, _, _ in self._results) else 0
+        address = self._engine.get_function_address("kernel")  # the code lives as long
+        self._fn = ctypes.CFUNCTYPE(None, *[ctypes.py_object] * (
+            len(arg_specs) + len(self._outputs) + 2))(address)
+
+    def _translate(self, source, arg_specs, result_dtypes):
+        """Translate ``source`` to IR (``self.ir``); returns the layout of its parameters
+        and results as plain data (what the disk cache keeps)."""
         translator = _Translator(ast.parse(source), arg_specs)
         try:
             self.ir = translator.translate()
         except (KeyError, ValueError, AttributeError, TypeError) as exc:
             raise Unsupported(f"{type(exc).__name__}: {exc}") from exc
-        self._engine = compile_ir(self.ir)  # the machine code lives as long as it does
-        address = self._engine.get_function_address("kernel")
         outputs = list(translator.outputs.items())
-        self._fn = ctypes.CFUNCTYPE(None, *[ctypes.py_object] * (len(arg_specs) +
-                                                                  len(outputs) + 2))(address)
-        self._outputs = [((np.zeros if zeroed else np.empty), shape, dtype)
-                         for _, (shape, dtype, zeroed) in outputs]
-        self._scratch_bytes = translator.scratch_bytes
-        # each result: ("buffer", output index, shape) or ("scalar", slot, None)
-        self._results, self._scalar_dtypes = [], {}
+        results = []
         for j, name in enumerate(translator.results):
             array = translator.arrays.get(name)
             if array is None:
-                self._results.append(("scalar", j, None))
-                self._scalar_dtypes[j] = result_dtypes[j]
+                results.append(("scalar", j, np.dtype(result_dtypes[j]).str))
                 continue
             owner = next((k for k, (out, _) in enumerate(outputs)
                           if translator.arrays[out].ptr is array.ptr), None)
             if owner is None:
                 raise Unsupported(f"result {name} is not an output of the kernel")
-            self._results.append(("buffer", owner, array.shape))
-        # scalar results are stored at their position among the results
-        self._n_scalars = len(self._results) if any(
-            kind == "scalar" for kind, _, _ in self._results) else 0
+            results.append(("buffer", owner, [int(d) for d in array.shape]))
+        return {"outputs": [(bool(zeroed), [int(d) for d in shape], np.dtype(dtype).str)
+                            for _, (shape, dtype, zeroed) in outputs],
+                "scratch_bytes": int(translator.scratch_bytes), "results": results}
 
     def call_lines(self, args, ns):
         """Python lines that call the kernel on the arrays named in ``args`` (binding what
@@ -490,9 +510,8 @@ class NativeKernel:
         lines.append(f"_K({', '.join(list(args) + names)}, _scratch, _scalars)")
         texts = []
         for kind, j, shape in self._results:
-            if kind == "scalar":
-                texts.append(f"_scalars[{j}]" if self._scalar_dtypes[j] == _F64 else
-                             f"(_scalars[{j}] != 0.0)")
+            if kind == "scalar":  # ``shape`` is the scalar's dtype
+                texts.append(f"_scalars[{j}]" if shape == _F64 else f"(_scalars[{j}] != 0.0)")
             else:
                 same = self._outputs[j][1] == shape
                 texts.append(f"o{j}" if same else f"o{j}.reshape({shape!r})")

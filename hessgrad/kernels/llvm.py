@@ -30,71 +30,90 @@ def target_machine():
                                         opt=2, jit=True)
 
 
-def compile_ir(text):
+def compile_ir(text, key=None, extra=b""):
     """Optimise IR ``text`` at -O2 for this CPU and JIT it; returns the execution engine
     (keep it alive while its functions are in use).
 
     The machine code is cached on disk (next to the Numba kernels, see
-    :func:`.loader.cache_dir`), keyed by the text, this CPU and llvmlite's version: a later
-    process loads it in about a millisecond instead of spending 0.1-0.2 s in LLVM's passes
-    and code generation (the 200-op chain's HVP kernel: 140 ms)."""
+    :func:`.loader.cache_dir`) under ``key`` (default: the text itself) with the bytes
+    ``extra`` the caller wants back (see :func:`load_cached`), for this CPU and llvmlite
+    version: a later process loads it in about a millisecond instead of spending 0.1-0.2 s
+    in LLVM's passes and code generation (the 200-op chain's HVP kernel: 140 ms)."""
     binding, _ = llvm()
-    machine = target_machine()
-    path = _cache_path(text, binding)
-    cached = _read_object(path)
+    path = _cache_path(text if key is None else key, binding)
+    cached = _read_entry(path)
     if cached is not None:
-        # The object holds every symbol: an empty module stands for the parsed IR.
-        module = binding.parse_assembly(f'target triple = "{binding.get_process_triple()}"')
-        engine = binding.create_mcjit_compiler(module, machine)
-        engine.set_object_cache(None, lambda _module: cached)
-        engine.finalize_object()
-        return engine
+        return _load(cached[1], binding)
+    machine = target_machine()
     module = binding.parse_assembly(text)
     module.verify()
     tuning = binding.create_pipeline_tuning_options(speed_level=2)
     passes = binding.create_pass_builder(machine, tuning)
     passes.getModulePassManager().run(module, passes)
     engine = binding.create_mcjit_compiler(module, machine)  # owns both from here
-    engine.set_object_cache(lambda _module, buffer: _write_object(path, buffer), None)
+    engine.set_object_cache(lambda _module, buffer: _write_entry(path, extra, bytes(buffer)),
+                            None)
     engine.finalize_object()
     return engine
 
 
-_MAGIC = b"hessgrad-llvm-object-1\n"
+def load_cached(key):
+    """``(engine, extra)`` for machine code compiled earlier under ``key``, or None."""
+    binding, _ = llvm()
+    cached = _read_entry(_cache_path(key, binding))
+    return None if cached is None else (_load(cached[1], binding), cached[0])
 
 
-def _cache_path(text, binding):
+def _load(obj, binding):
+    # The object holds every symbol: an empty module stands for the IR.
+    module = binding.parse_assembly(f'target triple = "{binding.get_process_triple()}"')
+    engine = binding.create_mcjit_compiler(module, target_machine())
+    engine.set_object_cache(None, lambda _module: obj)
+    engine.finalize_object()
+    return engine
+
+
+# A cache entry: magic, SHA-256 of the rest, the length of ``extra`` (8 bytes), ``extra``,
+# then the object code.
+_MAGIC = b"hessgrad-llvm-object-2\n"
+
+
+def _cache_path(key, binding):
     import llvmlite
 
     from .loader import cache_dir
-    key = "\n".join([llvmlite.__version__, binding.get_process_triple(),
-                     binding.get_host_cpu_name(), binding.get_host_cpu_features().flatten(),
-                     text])
-    return os.path.join(cache_dir(), "llvm-" + hashlib.sha256(key.encode()).hexdigest()[:32]
-                        + ".o")
+    material = "\n".join([llvmlite.__version__, binding.get_process_triple(),
+                          binding.get_host_cpu_name(),
+                          binding.get_host_cpu_features().flatten(), key])
+    digest = hashlib.sha256(material.encode()).hexdigest()[:32]
+    return os.path.join(cache_dir(), f"llvm-{digest}.o")
 
 
-def _read_object(path):
-    """The cached object code at ``path``, or None (absent, unreadable or damaged: the
-    file carries the SHA-256 of its contents)."""
+def _read_entry(path):
+    """``(extra, object code)`` cached at ``path``, or None (absent, unreadable or damaged:
+    the entry carries the SHA-256 of its contents)."""
     try:
         with open(path, "rb") as fh:
             data = fh.read()
     except OSError:
         return None
     head = len(_MAGIC) + 32
-    if len(data) <= head or not data.startswith(_MAGIC):
+    if len(data) < head + 8 or not data.startswith(_MAGIC):
         return None
-    body = data[head:]
-    return body if hashlib.sha256(body).digest() == data[len(_MAGIC):head] else None
+    rest = data[head:]
+    if hashlib.sha256(rest).digest() != data[len(_MAGIC):head]:
+        return None
+    n = int.from_bytes(rest[:8], "little")
+    extra, obj = rest[8:8 + n], rest[8 + n:]
+    return (extra, obj) if obj else None
 
 
-def _write_object(path, buffer):
-    body = bytes(buffer)
+def _write_entry(path, extra, obj):
+    rest = len(extra).to_bytes(8, "little") + extra + obj
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         with open(tmp, "wb") as fh:
-            fh.write(_MAGIC + hashlib.sha256(body).digest() + body)
+            fh.write(_MAGIC + hashlib.sha256(rest).digest() + rest)
         os.replace(tmp, path)  # atomic: concurrent processes never see half a file
     except OSError:  # a cache that cannot be written only costs the next process time
         pass

@@ -52,12 +52,36 @@ def test_a_damaged_cache_file_is_ignored_and_replaced(cache):
     data = bytearray(open(path, "rb").read())
     data[-10] ^= 0xFF  # one flipped byte in the machine code
     open(path, "wb").write(bytes(data))
-    assert llvm._read_object(path) is None
+    assert llvm._read_entry(path) is None
     assert _call(llvm.compile_ir(IR)) == 6.5
-    assert llvm._read_object(path) is not None  # rewritten by the recompile
+    assert llvm._read_entry(path) is not None  # rewritten by the recompile
 
 
 def test_different_ir_gets_its_own_entry(cache):
     llvm.compile_ir(IR)
     llvm.compile_ir(IR.replace("2.0", "3.0"))
     assert len(glob.glob(os.path.join(cache, "llvm-*.o"))) == 2
+
+
+def test_whole_graph_kernel_is_loaded_without_translating_again(cache, monkeypatch):
+    import numpy as np
+
+    import hessgrad as hg
+    import hessgrad.numpy as hnp
+    from hessgrad.compiler import native
+
+    def f(x):
+        return hnp.sum(hnp.sin(x) * x ** 2)
+
+    x = np.linspace(0.1, 1.0, 7)
+    first = hg.function(hg.grad(f))
+    want = first(x)
+    assert first.get_concrete_function(x).compiled.backend == "native"
+
+    class NoTranslation:
+        def __init__(self, *args):
+            raise AssertionError("the kernel text was translated again")
+    monkeypatch.setattr(native, "_Translator", NoTranslation)
+    again = hg.function(hg.grad(f))  # a new function: traced and compiled afresh
+    np.testing.assert_array_equal(again(x), want)
+    assert again.get_concrete_function(x).compiled.backend == "native"
