@@ -20,6 +20,7 @@ and reads their data pointers. Text outside the subset raises :class:`Unsupporte
 
 import ast
 import ctypes
+import hashlib
 import json
 import math
 
@@ -440,6 +441,16 @@ class _Translator:
         raise Unsupported(f"_k.{name}")
 
 
+def _own_digest():
+    """A digest of this module's source: a cached kernel translated by an older version of
+    the translator is never loaded."""
+    with open(__file__, "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()
+
+
+_TRANSLATOR_VERSION = _own_digest()
+
+
 class NativeKernel:
     """The kernel text ``source`` compiled; :meth:`call_lines` writes the Python that calls
     it. ``arg_specs``: parameter name -> (shape, dtype); ``result_dtypes``: the dtype of each
@@ -448,9 +459,10 @@ class NativeKernel:
     def __init__(self, source, arg_specs, result_dtypes):
         # A kernel compiled by an earlier process is loaded without translating the text:
         # the disk cache keeps its machine code and the layout of its parameters.
-        key = "\n".join(["hessgrad native kernel", source,
-                         repr([(k, s, np.dtype(d).str) for k, (s, d) in arg_specs.items()]),
-                         repr([np.dtype(d).str for d in result_dtypes])])
+        key = "\n".join([
+            "hessgrad native kernel", _TRANSLATOR_VERSION, str(_DATA_OFFSET), source,
+            repr([(k, s, np.dtype(d).str) for k, (s, d) in arg_specs.items()]),
+            repr([np.dtype(d).str for d in result_dtypes])])
         cached = load_cached(key)
         if cached is not None:
             self._engine, layout = cached[0], json.loads(cached[1])
