@@ -285,12 +285,17 @@ def jax_engine(make, data, x):
     f = make(JNP, data)
     g = jax.grad(f)
 
+    def blocking(fn):
+        # JAX dispatches asynchronously: without waiting for the result, a call's time
+        # would leave out its computation, which would then overlap the next engine's.
+        return lambda *a: jax.block_until_ready(fn(*a))
+
     def make_hvp(x):
         _, lin = jax.linearize(g, x)
-        return jax.jit(lin)
-    return dict(value=jax.jit(f), grad=jax.jit(g),
-                hvp=jax.jit(lambda x, v: jax.jvp(g, (x,), (v,))[1]),
-                make_hvp=make_hvp, hessian=jax.jit(jax.hessian(f)))
+        return blocking(jax.jit(lin))
+    return dict(value=blocking(jax.jit(f)), grad=blocking(jax.jit(g)),
+                hvp=blocking(jax.jit(lambda x, v: jax.jvp(g, (x,), (v,))[1])),
+                make_hvp=make_hvp, hessian=blocking(jax.jit(jax.hessian(f))))
 
 
 def autograd_engine(make, data, x):

@@ -5,6 +5,7 @@ functions) both JIT-compile IR text with MCJIT for this CPU and pass ndarray obj
 machine code, which reads their data pointers itself.
 """
 
+import contextlib
 import ctypes
 import hashlib
 import os
@@ -39,11 +40,12 @@ def compile_ir(text, key=None, extra=b""):
     ``extra`` the caller wants back (see :func:`load_cached`), for this CPU and llvmlite
     version: a later process loads it in about a millisecond instead of spending 0.1-0.2 s
     in LLVM's passes and code generation (the 200-op chain's HVP kernel: 140 ms)."""
-    binding, _ = llvm()
-    path = _cache_path(text if key is None else key, binding)
-    cached = _read_entry(path)
+    key = text if key is None else key
+    cached = load_cached(key)
     if cached is not None:
-        return _load(cached[1], binding)
+        return cached[0]
+    binding, _ = llvm()
+    path = _cache_path(key, binding)
     machine = target_machine()
     module = binding.parse_assembly(text)
     module.verify()
@@ -116,7 +118,8 @@ def _write_entry(path, extra, obj):
             fh.write(_MAGIC + hashlib.sha256(rest).digest() + rest)
         os.replace(tmp, path)  # atomic: concurrent processes never see half a file
     except OSError:  # a cache that cannot be written only costs the next process time
-        pass
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
 
 
 def _data_offset():
