@@ -7,10 +7,11 @@ SciPy); called with Tensors they return Tensors (so they nest, e.g. ``grad(grad(
 
 import numpy as np
 
+from .engine.backprop import UnconnectedGradients
 from .engine.forward import ForwardAccumulator
 from .engine.nest import flatten, pack_as
 from .engine.tape import GradientTape
-from .engine.tensor import Tensor
+from .engine.tensor import Tensor, owned
 from .ops.core import constant, identity, reshape, stack
 
 
@@ -78,8 +79,8 @@ def _out(x, plain):
     if not plain:
         return x
     if type(x) is Tensor:  # the common bare result: no walk
-        return x.numpy()
-    return _pack(x, [leaf.numpy() if isinstance(leaf, Tensor) else leaf
+        return owned(x.numpy())
+    return _pack(x, [owned(leaf.numpy()) if isinstance(leaf, Tensor) else leaf
                      for leaf in _leaves(x)])
 
 
@@ -119,8 +120,8 @@ def value_and_grad(f, argnums=0, has_aux=False):
             out = f(*lifted, **kwargs)
         value, aux = (out if has_aux else (out, None))
         _check_scalar(value, "grad")
-        if isinstance(value, Tensor):
-            grads = tape.gradient(value, sources, unconnected_gradients="zero")
+        if isinstance(value, Tensor):  # the tape's core directly: the lists are flat already
+            grads = tape._backprop([value], [None], sources, UnconnectedGradients.ZERO)
         else:
             grads = [constant(np.zeros(s.shape, s.dtype)) for s in sources]
         result = _out(_group(args, nums, grads, single), plain)

@@ -40,6 +40,23 @@ def test_grad_argnums_has_aux_and_structures():
     np.testing.assert_allclose(pred, data[0] @ w["W"] + b)
 
 
+def test_numpy_results_are_writable_arrays_the_caller_owns():
+    # The gradient of a sum broadcasts its upstream gradient: a read-only zero-stride view
+    # inside the engine, which must not reach a numpy caller (``g *= lr`` would fail).
+    x = np.ones(5000)
+    for f in (hnp.sum, hnp.mean, lambda x: hnp.sum(hnp.mean(x.reshape(50, 100), axis=0))):
+        value, g = hg.value_and_grad(f)(x)
+        assert g.flags.writeable and g.flags.c_contiguous
+        g *= 2.0
+        _, again = hg.value_and_grad(f)(x)
+        np.testing.assert_allclose(g, 2.0 * again)
+    (gx, gy) = hg.grad(lambda a, b: hnp.sum(a) + hnp.sum(b), argnums=(0, 1))(x, x)
+    assert gx.flags.writeable and gy.flags.writeable
+    for compiled in (hg.function(hg.grad(hnp.sum)), hg.function(hg.grad(hnp.sum),
+                                                                 jit_kernels=False)):
+        assert compiled(x).flags.writeable
+
+
 def test_grad_errors():
     with pytest.raises(TypeError, match="scalar-output"):
         hg.grad(lambda x: x * 2.0)(np.ones(3))

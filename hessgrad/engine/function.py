@@ -10,7 +10,7 @@ import numpy as np
 from .graph import Graph, Plan
 from .nest import flatten, pack_as
 from .state import STATE
-from .tensor import Tensor, Variable
+from .tensor import Tensor, Variable, owned
 
 _ARRAY_LEAVES = (Tensor, np.ndarray, np.generic, float, complex)
 
@@ -144,10 +144,10 @@ class ConcreteFunction:
 
     def _pack(self, values, as_tensors=False):
         if self._single:
-            return Tensor(np.asarray(values[0])) if as_tensors else values[0]
+            return Tensor(np.asarray(values[0])) if as_tensors else owned(values[0])
         outs = list(self.outputs)
         for k, v in zip(self._fetch_index, values):
-            outs[k] = Tensor(np.asarray(v)) if as_tensors else v
+            outs[k] = Tensor(np.asarray(v)) if as_tensors else owned(v)
         return pack_as(self.structured_outputs, outs)
 
     def __call__(self, leaves, as_tensors):

@@ -222,3 +222,12 @@ def dtype_of(x):
 
 def is_differentiable_dtype(dtype):
     return dtype is not None and np.dtype(dtype).kind in "fc"
+
+
+def owned(value):
+    """``value`` as a result a numpy caller may modify: gradients can be read-only broadcast
+    views inside the engine (the gradient of a sum is its upstream gradient broadcast), and
+    those are copied."""
+    if type(value) is np.ndarray and not value.flags.writeable:
+        return value.copy()
+    return value

@@ -213,12 +213,22 @@ def _reject_out(name, kwargs):
                         "returned value, e.g. `a = a + t` instead of `a += t`")
 
 
+# ufunc -> the hessgrad function it calls: ``ndarray * tensor`` comes here on every call
+# (numpy never defers to an operand with __array_ufunc__), also inside gradient rules
+_CALLS = {}
+
+
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    if method == "__call__" and not kwargs:
+        fn = _CALLS.get(ufunc)
+        if fn is not None:
+            return fn(*inputs)
     name = ufunc.__name__
     _reject_out(name, kwargs)
     if method == "__call__":
         fn = _lookup(name) or _lookup(name, module=_ew)
         if fn is not None:
+            _CALLS[ufunc] = fn
             return fn(*inputs, **kwargs)
         return _constant_fallback(ufunc, f"numpy.{name}", inputs, kwargs)
     if method == "reduce" and name in _REDUCE:

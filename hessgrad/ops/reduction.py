@@ -1,6 +1,7 @@
 """Reductions with numpy's ``axis`` (int, tuple, negative, None) and ``keepdims``."""
 
 import builtins
+import math
 
 import numpy as np
 
@@ -45,7 +46,7 @@ def _keep(ans, x, axis, keepdims):
 
 def _count(x, axis):
     shape = shape_of(x)
-    return int(np.prod([shape[i] for i in _axes(axis, len(shape))], dtype=np.int64))
+    return math.prod(shape[i] for i in _axes(axis, len(shape)))
 
 
 # np.add.reduce is np.sum without its Python-level wrapper (a microsecond per call)
@@ -55,8 +56,9 @@ sum = primitive(  # noqa: A001 - numpy's name
     linear=True)
 mean = primitive(
     "mean", lambda x, axis=None, keepdims=False: np.mean(x, axis=axis, keepdims=keepdims),
+    # divided before it is broadcast: one division per reduced element, not per input
     vjp=[lambda g, ans, x, axis=None, keepdims=False:
-         expand_to(g, x, axis, keepdims) / builtins.max(_count(x, axis), 1)],
+         expand_to(g / builtins.max(_count(x, axis), 1), x, axis, keepdims)],
     linear=True)
 
 

@@ -176,6 +176,19 @@ def test_numpy_ufuncs_dispatch_to_hessgrad(name, f):
     np.testing.assert_allclose(hg.function(f)(X), f(X), rtol=1e-13)
 
 
+def test_ufunc_dispatch_with_options_after_a_plain_call():
+    # ``ndarray * tensor`` is routed through a per-ufunc cache; calls with options (out=,
+    # dtype=) must still take the checked path, before and after the cache is filled.
+    t = hg.constant(X)
+    for _ in range(2):
+        assert isinstance(np.ones(8) * t, hg.Tensor)
+        with pytest.raises(TypeError, match="out= cannot receive"):
+            np.multiply(np.ones(8), t, out=np.empty(8))
+        got = np.multiply(np.ones(8), t, dtype=np.float32)
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got.numpy(), X.astype(np.float32))
+
+
 FUNCTION_CALLS = [
     ("np.sum", lambda v: np.sum(v ** 2)),
     ("np.mean axis", lambda v: np.mean(v.reshape(2, 4), axis=0)),
