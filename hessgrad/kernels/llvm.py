@@ -40,12 +40,11 @@ def compile_ir(text, key=None, extra=b""):
     ``extra`` the caller wants back (see :func:`load_cached`), for this CPU and llvmlite
     version: a later process loads it in about a millisecond instead of spending 0.1-0.2 s
     in LLVM's passes and code generation (the 200-op chain's HVP kernel: 140 ms)."""
-    key = text if key is None else key
-    cached = load_cached(key)
-    if cached is not None:
-        return cached[0]
     binding, _ = llvm()
-    path = _cache_path(key, binding)
+    path = _cache_path(text if key is None else key, binding)
+    cached = _read_entry(path)
+    if cached is not None:
+        return _load(cached[1], binding)
     machine = target_machine()
     module = binding.parse_assembly(text)
     module.verify()

@@ -274,7 +274,7 @@ _EXPIT_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
 
 
 def _sigmoid(x):
-    if getattr(x, "dtype", None) in _EXPIT_DTYPES:
+    if isinstance(x, (np.ndarray, np.generic)) and x.dtype in _EXPIT_DTYPES:
         return scipy.special.expit(x)  # the same two branches in one pass: ~2x faster
     e = np.exp(-np.abs(x))  # never overflows
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
