@@ -177,8 +177,14 @@ def _cast_vjp(g, ans, x, dtype):
     return cast(g, dtype=np.result_type(x))
 
 
-cast = primitive("cast", lambda x, dtype: np.asarray(x).astype(dtype), vjp=[_cast_vjp],
-                 linear=True)
+def _cast(x, dtype):
+    x = np.asarray(x)
+    if x.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+        x = x.real  # TensorFlow's rule, said out loud: numpy would warn and do the same
+    return x.astype(dtype)
+
+
+cast = primitive("cast", _cast, vjp=[_cast_vjp], linear=True)
 
 stop_gradient = primitive("stop_gradient", lambda x: x, vjp=[lambda g, ans, x: None],
                           jvp=[lambda t, ans, x: None], none_grads_ok=True)
