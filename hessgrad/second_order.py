@@ -11,7 +11,7 @@ from ._recent import Recent
 from .engine.forward import ForwardAccumulator
 from .engine.function import function
 from .engine.gradients import gradients
-from .engine.nest import flatten, pack_as
+from .engine.nest import flatten, is_nested, pack_as
 from .engine.tape import GradientTape
 from .engine.tensor import ConcretizationError, Tensor
 from .ops.core import constant, reshape, stack, stop_gradient
@@ -265,7 +265,9 @@ HESSIAN_BATCH_BYTES = 16 * 2**20
 
 def hessian(f, argnums=0, *, sparse=False, detect_sparsity=True, **sparse_options):
     """The full Hessian of scalar ``f``: shape ``arg.shape + arg.shape`` (blocks for a tuple
-    ``argnums``: ``H[i][j]`` has shape ``args[i].shape + args[j].shape``).
+    ``argnums``: ``H[i][j]`` has shape ``args[i].shape + args[j].shape``). A nested argument
+    (dict, list or tuple of arrays) gives JAX's layout: ``H[a][b]`` for its leaves ``a`` and
+    ``b``, shape ``a.shape + b.shape`` (``H[i][a][j][b]`` for a tuple ``argnums``).
 
     ``sparse=True`` returns :func:`hessgrad.sparse_hessian` ``(f, **sparse_options)``
     instead: a ``scipy.sparse.csr_matrix`` of shape ``(x.size, x.size)`` w.r.t. the first
@@ -337,16 +339,19 @@ def _dense_hessian(f, argnums, detect_sparsity):
         feed_flags = [flags[i] for i in concrete.inputs]
         return batched, concrete.plan.largest_batched_size(feed_flags)
 
+    by_structure = {}  # the Hessian over leaves, per structure of the nested arguments
+
     def hessian_f(*args, **kwargs):
         h = structured(args, kwargs)
         if h is not None:
             return h
         single, nums = _argnums(argnums, len(args), "hessian")
+        if any(is_nested(args[i]) for i in nums):
+            key = (len(args), tuple(_structure_key(args[i]) for i in nums))
+            if key not in by_structure:
+                by_structure[key] = _LeafHessian(f, args, nums, single, detect_sparsity)
+            return by_structure[key](args, kwargs)
         plain = _is_plain(args)
-        for i in nums:
-            if len(flatten(args[i])) != 1:
-                raise TypeError("hessian: nested arguments are not supported; pass arrays "
-                                "(or use hvp, which accepts structures)")
         shapes = [tuple(np.shape(args[i]) if not isinstance(args[i], Tensor) else args[i].shape)
                   for i in nums]
         sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
@@ -370,6 +375,52 @@ def _dense_hessian(f, argnums, detect_sparsity):
             return blocks[0][0]
         return tuple(tuple(row) for row in blocks)
     return hessian_f
+
+
+def _structure_key(s):
+    """A hashable description of a nested structure (its leaves left out)."""
+    if isinstance(s, dict):
+        return (type(s), tuple(s), tuple(_structure_key(s[k]) for k in sorted(s)))
+    if isinstance(s, (list, tuple)):
+        return (type(s), tuple(_structure_key(x) for x in s))
+    return None
+
+
+class _LeafHessian:
+    """The Hessian w.r.t. nested arguments (dicts, lists, tuples of arrays) in JAX's layout,
+    ``jacfwd(jacrev(f))``: the argument's structure holding, at each leaf ``a``, the
+    argument's structure of blocks ``a.shape + b.shape`` (for a tuple ``argnums``,
+    ``H[i][a][j][b]``). Computed as the block Hessian of a function of the leaves, traced
+    once per structure."""
+
+    def __init__(self, f, args, nums, single, detect_sparsity):
+        self.nums, self.single = nums, single
+        self.templates = [pack_as(args[i], [None] * len(flatten(args[i]))) for i in nums]
+        self.counts = [len(flatten(t)) for t in self.templates]
+        total, templates, counts = sum(self.counts), self.templates, self.counts
+        n_args = len(args)
+
+        def of_leaves(*flat, **kwargs):
+            leaves, rest = iter(flat[:total]), iter(flat[total:])
+            rebuilt = dict(zip(nums, [pack_as(t, [next(leaves) for _ in range(c)])
+                                      for t, c in zip(templates, counts)]))
+            return f(*[rebuilt[i] if i in rebuilt else next(rest) for i in range(n_args)],
+                     **kwargs)
+        self.blocks = hessian(of_leaves, tuple(range(total)),
+                              detect_sparsity=detect_sparsity) if total else None
+
+    def __call__(self, args, kwargs):
+        leaves = [leaf for i in self.nums for leaf in flatten(args[i])]
+        rest = [a for i, a in enumerate(args) if i not in self.nums]
+        blocks = self.blocks(*leaves, *rest, **kwargs) if self.blocks else ()
+        spans = list(zip(self.templates, np.cumsum([0] + self.counts)[:-1], self.counts))
+
+        def row(a):  # the second derivatives of leaf a, grouped like the arguments
+            per_arg = tuple(pack_as(t, [blocks[a][b] for b in range(s, s + c)])
+                            for t, s, c in spans)
+            return per_arg[0] if self.single else per_arg
+        per_arg = tuple(pack_as(t, [row(a) for a in range(s, s + c)]) for t, s, c in spans)
+        return per_arg[0] if self.single else per_arg
 
 
 def _hessian_tensors(f, args, kwargs, nums, single, shapes, sizes):

@@ -117,8 +117,7 @@ def value_and_grad(f, argnums=0, has_aux=False):
         lifted, sources = _lift(args, nums, "grad")
         with GradientTape(watch_accessed_variables=False) as tape:
             tape.watch(sources)
-            out = f(*lifted, **kwargs)
-        value, aux = (out if has_aux else (out, None))
+            value, aux = _split_aux(f(*lifted, **kwargs), has_aux, "grad")
         _check_scalar(value, "grad")
         if isinstance(value, Tensor):  # the tape's core directly: the lists are flat already
             grads = tape._backprop([value], [None], sources, UnconnectedGradients.ZERO)
@@ -223,40 +222,50 @@ def linearize(f, *primals):
     return out, f_jvp
 
 
-def jacrev(f, argnums=0):
+def jacrev(f, argnums=0, has_aux=False):
     """Jacobian by reverse mode, one VJP per output element: shape ``out.shape + in.shape``.
+
+    As in JAX, a structured output (tuple, list, dict) gives the same structure of Jacobians,
+    each grouped like the differentiated arguments; with ``has_aux``, ``f`` returns
+    ``(out, aux)`` and the Jacobian function returns ``(jacobian, aux)``.
 
     >>> import hessgrad as hg
     >>> hg.jacrev(lambda x: x ** 2)(np.array([1.0, 2.0]))
     array([[2., 0.],
            [0., 4.]])
+    >>> hg.jacrev(lambda x: {"sq": x ** 2, "sum": hg.reduce_sum(x)})(np.array([1.0, 2.0]))["sum"]
+    array([1., 1.])
     """
     def jac_f(*args, **kwargs):
         single, nums = _argnums(argnums, len(args), "jacrev")
         plain = _is_plain(args)
         lifted, sources = _lift(args, nums, "jacrev")
-        tape = GradientTape(watch_accessed_variables=False)
+        tape = GradientTape(persistent=True, watch_accessed_variables=False)
         with tape:
             tape.watch(sources)
-            out = f(*lifted, **kwargs)
-        if not isinstance(out, Tensor):
-            out = constant(out)
-        jacs = tape.jacobian(out, sources, unconnected_gradients="zero")
-        return _out(_group(args, nums, jacs, single), plain)
+            out, aux = _split_aux(f(*lifted, **kwargs), has_aux, "jacrev")
+        jacs = [_group(args, nums, tape.jacobian(_as_tensor(y), sources,
+                                                 unconnected_gradients="zero"), single)
+                for y in _leaves(out)]
+        result = _out(_pack(out, jacs), plain)
+        return (result, _out(aux, plain)) if has_aux else result
     return jac_f
 
 
 jacobian = jacrev
 
 
-def jacfwd(f, argnums=0):
-    """Jacobian by forward mode, one JVP per input element: shape ``out.shape + in.shape``."""
+def jacfwd(f, argnums=0, has_aux=False):
+    """Jacobian by forward mode, one JVP per input element: shape ``out.shape + in.shape``.
+
+    Structured outputs and ``has_aux`` as in :func:`jacrev`.
+    """
     def jac_f(*args, **kwargs):
         single, nums = _argnums(argnums, len(args), "jacfwd")
         plain = _is_plain(args)
         lifted, sources = _lift(args, nums, "jacfwd")
-        columns = []   # per source: list of output tangents, one per input element
-        out = None
+        columns = []   # per source, per input element: the output leaves' tangents
+        out = aux = None
         for s in sources:
             cols = []
             for j in range(max(s.size, 0)):
@@ -265,18 +274,37 @@ def jacfwd(f, argnums=0):
                 tangents = [constant(e.reshape(s.shape)) if t is s else
                             constant(np.zeros(t.shape, t.dtype)) for t in sources]
                 with ForwardAccumulator(sources, tangents) as acc:
-                    out = f(*lifted, **kwargs)
-                cols.append(acc.jvp(out, unconnected_gradients="zero"))
+                    out, aux = _split_aux(f(*lifted, **kwargs), has_aux, "jacfwd")
+                    out_leaves = [_as_tensor(y) for y in _leaves(out)]
+                cols.append([acc.jvp(y, unconnected_gradients="zero") for y in out_leaves])
             columns.append(cols)
-        if out is None:
-            out = f(*lifted, **kwargs)
-        out_shape = tuple(np.shape(out) if not isinstance(out, Tensor) else out.shape)
+        if out is None:  # no input elements: f runs once, for the output's structure
+            out, aux = _split_aux(f(*lifted, **kwargs), has_aux, "jacfwd")
         jacs = []
-        for s, cols in zip(sources, columns):
-            if cols:
-                j = stack(*cols, axis=-1)
-            else:
-                j = constant(np.zeros(out_shape + (0,)))
-            jacs.append(reshape(j, shape=out_shape + tuple(s.shape)))
-        return _out(_group(args, nums, jacs, single), plain)
+        for k, y in enumerate(_leaves(out)):
+            y_shape = tuple(np.shape(y) if not isinstance(y, Tensor) else y.shape)
+            per_source = []
+            for s, cols in zip(sources, columns):
+                if cols:
+                    j = stack(*[c[k] for c in cols], axis=-1)
+                else:
+                    j = constant(np.zeros(y_shape + (0,)))
+                per_source.append(reshape(j, shape=y_shape + tuple(s.shape)))
+            jacs.append(_group(args, nums, per_source, single))
+        result = _out(_pack(out, jacs), plain)
+        return (result, _out(aux, plain)) if has_aux else result
     return jac_f
+
+
+def _split_aux(out, has_aux, fname):
+    """``(out, aux)`` of a function's result; aux is None without ``has_aux``."""
+    if not has_aux:
+        return out, None
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise TypeError(f"{fname}: has_aux=True requires the function to return a pair "
+                        f"(output, aux), got {type(out).__name__}")
+    return out[0], out[1]
+
+
+def _as_tensor(y):
+    return y if isinstance(y, Tensor) else constant(y)

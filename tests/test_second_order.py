@@ -105,6 +105,51 @@ def test_hvp_on_nested_parameters():
     np.testing.assert_allclose(hv["b"][0], 2 * 1.0 * 1.0 + 6 * 3.0)
 
 
+def test_hessian_of_nested_parameters_has_jax_layout():
+    # H[a][b] for leaves a, b of a dict argument; H[i][a][j][b] for a tuple argnums. Checked
+    # against the Hessian of the same loss of one flat vector.
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((5, 3))
+
+    def loss(p, X):
+        return hnp.sum(hnp.tanh(hnp.matmul(X, p["W"]) + p["b"]) ** 2) + \
+            hnp.sum(X ** 3) * hnp.sum(p["b"] ** 2)
+
+    def flat_loss(z, X):
+        return loss({"W": hnp.reshape(z[:6], (3, 2)), "b": z[6:]}, X)
+
+    p = {"W": rng.standard_normal((3, 2)), "b": rng.standard_normal(2)}
+    z = np.concatenate([p["W"].ravel(), p["b"]])
+    H_flat = hg.hessian(flat_loss)(z, X)
+    H = hg.hessian(loss)(p, X)
+    assert set(H) == {"W", "b"} and set(H["W"]) == {"W", "b"}
+    assert H["W"]["b"].shape == (3, 2, 2) and H["b"]["W"].shape == (2, 3, 2)
+    np.testing.assert_allclose(H["W"]["W"].reshape(6, 6), H_flat[:6, :6], rtol=1e-12)
+    np.testing.assert_allclose(H["W"]["b"].reshape(6, 2), H_flat[:6, 6:], rtol=1e-12)
+    np.testing.assert_allclose(H["b"]["W"].reshape(2, 6), H_flat[6:, :6], rtol=1e-12)
+    np.testing.assert_allclose(H["b"]["b"], H_flat[6:, 6:], rtol=1e-12)
+    # a second call at new values reuses the trace and gives the new Hessian
+    p2 = {"W": p["W"] + 1.0, "b": p["b"] - 1.0}
+    H2 = hg.hessian(loss)(p2, X)
+    z2 = np.concatenate([p2["W"].ravel(), p2["b"]])
+    np.testing.assert_allclose(H2["b"]["b"], hg.hessian(flat_loss)(z2, X)[6:, 6:], rtol=1e-12)
+    # blocks across arguments, in either order of argnums
+    H_zX = hg.hessian(flat_loss, argnums=(0, 1))(z, X)
+    for order in ((0, 1), (1, 0)):
+        blocks = hg.hessian(loss, argnums=order)(p, X)
+        i_p, i_X = order.index(0), order.index(1)
+        np.testing.assert_allclose(blocks[i_p]["b"][i_X], H_zX[0][1][6:], rtol=1e-12)
+        np.testing.assert_allclose(blocks[i_X][i_p]["W"].reshape(15, 6),
+                                   H_zX[1][0][..., :6].reshape(15, 6), rtol=1e-12)
+        np.testing.assert_allclose(blocks[i_X][i_X], H_zX[1][1], rtol=1e-12)
+    # a list of numbers, and tensors (which stay tensors, so the Hessian can nest)
+    H_list = hg.hessian(lambda xs: xs[0] ** 2 * xs[1] ** 3)([1.0, 2.0])
+    np.testing.assert_allclose(np.array(H_list, dtype=float), [[16.0, 24.0], [24.0, 12.0]])
+    H_t = hg.hessian(loss)({"W": hg.constant(p["W"]), "b": hg.constant(p["b"])}, X)
+    assert isinstance(H_t["b"]["W"], hg.Tensor)
+    np.testing.assert_allclose(H_t["b"]["W"].numpy(), H["b"]["W"], rtol=1e-12)
+
+
 def test_logistic_hessian_exact():
     rng = np.random.default_rng(7)
     X, y = rng.standard_normal((40, 5)), np.sign(rng.standard_normal(40))

@@ -104,6 +104,43 @@ def test_vjp_jvp_linearize_and_jacobians_agree():
     np.testing.assert_allclose(f_jvp(v), J @ v, rtol=1e-12)
 
 
+def test_jacobians_of_structured_outputs_with_aux_follow_jax():
+    # A dict and a tuple of outputs: the Jacobian has the output's structure, each leaf
+    # grouped like the differentiated arguments (JAX's layout), for both modes.
+    def f(p, X):
+        h = hnp.tanh(hnp.matmul(X, p["W"]) + p["b"])
+        return {"h": h, "s": hnp.sum(h ** 2)}, (hnp.mean(h), [h[0]])
+
+    rng = np.random.default_rng(2)
+    p = {"W": rng.standard_normal((3, 2)), "b": rng.standard_normal(2)}
+    X = rng.standard_normal((4, 3))
+
+    def h_of_W(W):
+        return hnp.tanh(hnp.matmul(X, W) + p["b"])
+
+    J_h_W = hg.jacrev(h_of_W)(p["W"])
+    for jac in (hg.jacrev, hg.jacfwd):
+        J, aux = jac(f, has_aux=True)(p, X)
+        assert set(J) == {"h", "s"} and set(J["h"]) == {"W", "b"}
+        assert J["h"]["W"].shape == (4, 2, 3, 2) and J["s"]["b"].shape == (2,)
+        np.testing.assert_allclose(J["h"]["W"], J_h_W, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(J["s"]["W"], hg.grad(lambda W: hnp.sum(h_of_W(W) ** 2))(p["W"]),
+                                   rtol=1e-12, atol=1e-14)
+        assert isinstance(aux, tuple) and isinstance(aux[0], (np.ndarray, np.generic))
+        np.testing.assert_allclose(aux[1][0], np.tanh(X @ p["W"] + p["b"])[0])
+        both = jac(lambda p, X: f(p, X)[1], argnums=(0, 1))(p, X)
+        assert isinstance(both, tuple) and isinstance(both[1], list)
+        mean_wrt_p, mean_wrt_X = both[0]
+        assert mean_wrt_p["W"].shape == (3, 2) and mean_wrt_X.shape == (4, 3)
+        np.testing.assert_allclose(mean_wrt_X, hg.grad(lambda X: hnp.mean(
+            hnp.tanh(hnp.matmul(X, p["W"]) + p["b"])))(X), rtol=1e-12, atol=1e-14)
+        scalar_in = jac(lambda x: (x ** 2, [x, 3 * x]))(2.0)
+        np.testing.assert_allclose(scalar_in[0], 4.0)
+        np.testing.assert_allclose(scalar_in[1][1], 3.0)
+        with pytest.raises(TypeError, match="has_aux=True requires .* pair"):
+            jac(lambda x: x, has_aux=True)(np.ones(2))
+
+
 def test_functional_api_inside_function():
     g = hg.function(hg.grad(rosenbrock))
     x = np.linspace(-1, 1, 7)
