@@ -8,7 +8,7 @@ import opt_einsum
 
 from ..engine.registry import PerInput, primitive
 from ..engine.tensor import shape_of
-from .core import reshape, stack, sum_to, unbroadcast
+from .core import broadcast_to, reshape, stack, sum_to, unbroadcast
 from .shape import expand_dims, getitem, swapaxes
 
 
@@ -79,6 +79,14 @@ def parse_subscripts(subscripts, shapes):
         if len(term) != len(shape):
             raise ValueError(f"einsum: operand with subscripts {term!r} has shape {shape}")
         expanded.append(term)
+    sizes = {}
+    for term, shape in zip(expanded, shapes):
+        for c, n in zip(term, shape):
+            m = sizes.setdefault(c, n)
+            if m != n and 1 not in (m, n):  # size 1 broadcasts, as in numpy
+                raise ValueError(f"einsum: subscript {c!r} has size {m} in one operand and "
+                                 f"{n} in another ({subscripts!r} with operand shapes "
+                                 f"{[tuple(s) for s in shapes]})")
     if out is None:
         counts = {}
         for c in "".join(expanded):
@@ -110,7 +118,15 @@ def _einsum_operand_vjp(k):
         kept = "".join(dict.fromkeys(c for c in target if c in available))
         sub = ",".join([out] + [t for t, _ in others]) + "->" + kept
         grad = einsum_explicit(sub, g, *[o for _, o in others])
-        return _embed(grad, kept, target, shape_of(operands[k]))
+        shape = shape_of(operands[k])
+        grad = _embed(grad, kept, target, shape)
+        got = shape_of(grad)
+        if got == shape:
+            return grad
+        # Size-1 broadcasting between operands: the gradient of an operand's size-1 axis sums
+        # over that axis, and an axis that met only size 1 elsewhere is spread back over it.
+        grad = sum_to(grad, shape=tuple(1 if n == 1 else m for n, m in zip(shape, got)))
+        return broadcast_to(grad, shape=shape)
     return vjp
 
 

@@ -69,6 +69,10 @@ ROWS = [
     ("einsum_sum_away", lambda a, b: L.einsum("ijk,j->i", a, b), (randn(2, 3, 4), randn(3))),
     ("einsum_three", lambda a, b, c: L.einsum("ij,jk,kl->il", a, b, c),
      (randn(2, 3), randn(3, 4), randn(4, 2))),
+    # numpy broadcasts a size-1 subscript against a longer one, in both directions
+    ("einsum_size1_contracted", lambda a, b: L.einsum("ij,jk->ik", a, b),
+     (randn(2, 1), randn(3, 2))),
+    ("einsum_size1_kept", lambda a, b: L.einsum("ij,ij->ij", a, b), (randn(1, 3), randn(2, 1))),
     ("inv", D.inv, (well(3, 3),)),
     ("inv_batched", D.inv, (well(2, 3, 3),)),
     ("inv_1x1", D.inv, (np.array([[2.5]]),)),
@@ -275,3 +279,7 @@ def test_einsum_forward_matches_numpy():
     for spec, ops in [("...ii->...i", (a,)), ("bij,jk->bik", (a, b)), ("ii", (a[0],)),
                       ("ij,ij->", (a[0], a[1])), ("bij->", (a,))]:
         np.testing.assert_allclose(L.einsum(spec, *ops).numpy(), np.einsum(spec, *ops))
+    for spec, ops in [("i,i->i", (randn(1), randn(3))), ("ij,jk", (randn(2, 1), randn(3, 2)))]:
+        np.testing.assert_allclose(L.einsum(spec, *ops).numpy(), np.einsum(spec, *ops))
+    with pytest.raises(ValueError, match=r"einsum: subscript 'j' has size 3 .* 4 .*\(2, 3\)"):
+        L.einsum("ij,jk->ik", randn(2, 3), randn(4, 2))
