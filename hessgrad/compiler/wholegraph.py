@@ -166,6 +166,8 @@ class _Emitter:
         return loop
 
     def close(self, loop):
+        if not loop.open:  # already emitted (e.g. listed twice as a writer)
+            return
         loop.open = False
         prog = self.prog
         stores = []
@@ -300,7 +302,8 @@ class _Emitter:
             value = self.read_broadcast(term, loop)
             loop.body.append(f"v{out}[{', '.join(imap(loop.index)) or '()'}] += {value}")
             loop.ops.add(id(op))
-            self.writers[out].append(loop)
+            if loop not in self.writers[out]:  # two terms over one shape share a loop
+                self.writers[out].append(loop)
 
     def matmul(self, op):
         prog, (a, b), out = self.prog, op.args, op.outs[0]

@@ -112,6 +112,23 @@ def test_views_reductions_and_scatters_agree():
         _same(out, hg.function(fn, optimize=False)(*args))
 
 
+def test_scatter_terms_sharing_a_loop_then_a_reshape_run_once():
+    # The gradient of a difference of two overlapping slices is one accumulate whose two
+    # terms share a loop; a reshape of it then closed that loop twice, adding every term
+    # twice (the compiled gradient was exactly 2x the eager one).
+    x = np.array([0.3, -1.2, 0.5, 2.0, 0.7, -0.4])
+    cases = [
+        lambda x: hnp.sum(hnp.sin(hnp.reshape(x, (3, 2))[1:] - hnp.reshape(x, (3, 2))[:-1])),
+        lambda x: hnp.sum(hnp.sin(hnp.diff(hnp.reshape(x, (2, 3)), axis=1))),
+        lambda x: hnp.sum(hnp.cos(hnp.reshape(x, (3, 2))[1:] * hnp.reshape(x, (3, 2))[:-1])),
+    ]
+    for f in cases:
+        out, compiled = _compiled(hg.grad(f), x)
+        assert compiled.whole_graph
+        _same(out, hg.grad(f)(x))
+        _same(hg.function(hg.hvp(f))(x, np.ones(6)), hg.hvp(f)(x, np.ones(6)))
+
+
 def test_zero_d_bool_and_fed_outputs_keep_the_plan_types():
     x = np.random.default_rng(3).standard_normal(5)
     cases = [
