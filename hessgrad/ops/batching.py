@@ -142,8 +142,10 @@ def _matmul(forward, args, flags):
         k = b.shape[0]
         out = np.matmul(a, np.moveaxis(b, 0, 1).reshape(b.shape[1], -1))
         return np.moveaxis(out.reshape(a.shape[0], k, -1), 1, 0)
-    if fb and not fa and na == 1 and nb >= 1:
-        return np.matmul(a, b)                       # (p,) @ (k, p[, m])
+    if fb and not fa and na == 1 and nb == 1:
+        return np.matmul(b, a)                       # (p,) @ (k, p): the rows of V a
+    if fb and not fa and na == 1 and nb >= 2:
+        return np.matmul(a, b)                       # (p,) @ (k, ..., p, m)
     if fa and fb and na == nb:
         if na == 1:
             return np.einsum("ki,ki->k", a, b)

@@ -24,6 +24,10 @@ FUNCTIONS = {
     "matmul-vec-mat": lambda x: hnp.tanh(x[:, 0]) @ A,
     "matmul-stacked": lambda x: hnp.matmul(hnp.reshape(x, (2, 2, 3)), B),
     "matmul-both": lambda x: x.T @ x,
+    # a constant vector times a batched one, either side (the left one was contracted with
+    # the batch axis)
+    "matmul-vec-vec": lambda x: (A[0] @ hnp.tanh(x[0])) * x[1] + hnp.sin(x[2]) @ A[1],
+    "matmul-vec-stacked": lambda x: A[0] @ hnp.reshape(x, (2, 3, 2)),
     "einsum": lambda x: hnp.einsum("ij,kj->ik", x, A)[:3, :3]
     + hnp.einsum("ii->i", x[:3, :3])[:, None],
     "concatenate-stack": lambda x: hnp.concatenate([x, A[:, :1] ** 2], axis=-1)
@@ -99,3 +103,6 @@ def test_matmul_batch_rule_gathers_unit_vectors_and_multiplies_the_rest(V):
                                   (A @ V.T).T)
     B = np.arange(15.0).reshape(5, 3)
     np.testing.assert_array_equal(prim.batch_rule(prim.forward, [V, B], [True, False]), V @ B)
+    a = np.arange(5.0)
+    np.testing.assert_array_equal(prim.batch_rule(prim.forward, [a, V], [False, True]), V @ a)
+    np.testing.assert_array_equal(prim.batch_rule(prim.forward, [V, a], [True, False]), V @ a)
