@@ -213,9 +213,10 @@ def jvp(f, primals, tangents):
 
 
 def linearize(f, *primals):
-    """``(f(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the JVP at ``primals``."""
-    out, _ = jvp(f, primals, [np.zeros(np.shape(p)) if not isinstance(p, Tensor)
-                              else np.zeros(p.shape) for p in primals])
+    """``(f(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the JVP at ``primals`` (each
+    call one forward-mode pass; primals may be nested structures, tangents shaped alike)."""
+    lifted, _ = _lift(primals, range(len(primals)), "linearize")
+    out = _out(f(*lifted), _is_plain(primals))
 
     def f_jvp(*tangents):
         return jvp(f, primals, tangents)[1]

@@ -103,6 +103,13 @@ def test_vjp_jvp_linearize_and_jacobians_agree():
     _, f_jvp = hg.linearize(f, x)
     np.testing.assert_allclose(f_jvp(v), J @ v, rtol=1e-12)
 
+    # nested primals (each leaf gets its own tangent)
+    p = {"a": np.array([1.0, 2.0]), "b": np.array(3.0)}
+    y, p_jvp = hg.linearize(lambda p: p["a"] * p["b"], p)
+    np.testing.assert_allclose(y, [3.0, 6.0])
+    np.testing.assert_allclose(p_jvp({"a": np.array([1.0, 0.0]), "b": np.array(1.0)}),
+                               [4.0, 2.0])
+
 
 def test_jacobians_of_structured_outputs_with_aux_follow_jax():
     # A dict and a tuple of outputs: the Jacobian has the output's structure, each leaf
