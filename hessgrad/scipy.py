@@ -15,7 +15,9 @@ class Objective:
     ``hessp`` runs one traced ``hvp(f)(x, p)`` for the first ``fold_after`` products at a
     point; from then on it reuses a Hessian operator built once for that ``x`` (its
     products skip the parts that do not depend on ``p``). Extra arguments that SciPy
-    passes (``args=``) are forwarded to ``f``.
+    passes (``args=``) are forwarded to ``f``; cached results are reused while ``x`` has the
+    same values and the arguments are the same objects (arrays) or equal (other values), so
+    data changed in place between calls at one ``x`` needs a new objective.
 
     ``sparse_hessian=True`` (or a dict of :func:`hessgrad.sparse_hessian` options) makes
     ``hess`` return a ``scipy.sparse.csr_matrix`` built from a few batched HVPs, for
@@ -55,8 +57,7 @@ class Objective:
     def _evaluate(self, x, args):
         x = np.asarray(x, dtype=np.float64)
         key = (x.tobytes(), x.shape)
-        if self._last is None or self._last[0] != key or self._last[1] is not args and \
-                self._last[1] != args:
+        if self._last is None or self._last[0] != key or not _same_args(self._last[1], args):
             value, grad = self._value_and_grad(x, *args)
             self._last = (key, args, float(value), np.array(grad, dtype=np.float64))
             self.nfev += 1
@@ -76,7 +77,8 @@ class Objective:
     def _operator(self, x, args):
         x = np.asarray(x, dtype=np.float64)
         key = (x.tobytes(), x.shape)
-        if self._hess_at is None or self._hess_at[0] != key or self._hess_at[1] != args:
+        if self._hess_at is None or self._hess_at[0] != key or \
+                not _same_args(self._hess_at[1], args):
             self._hess_at = (key, args, HessianOperator(self.f, x, args=args))
         return self._hess_at[2]
 
@@ -86,7 +88,7 @@ class Objective:
         p = np.asarray(p, dtype=np.float64)
         key = (x.tobytes(), x.shape)
         at = self._hessp_at
-        count = at[2] + 1 if at is not None and at[0] == key and at[1] == args else 1
+        count = at[2] + 1 if at is not None and at[0] == key and _same_args(at[1], args) else 1
         self._hessp_at = (key, args, count)
         if count <= self.fold_after and not self._has_operator(key, args):
             return np.asarray(self._hvp(x, *args, p.reshape(x.shape)),
@@ -95,13 +97,35 @@ class Objective:
 
     def _has_operator(self, key, args):
         return self._hess_at is not None and self._hess_at[0] == key and \
-            self._hess_at[1] == args
+            _same_args(self._hess_at[1], args)
 
     def hess(self, x, *args):
         self.nhev += 1
         if self._sparse_hess is not None:
             return self._sparse_hess(np.asarray(x, dtype=np.float64), *args)
         return np.asarray(hessian(self.f)(np.asarray(x, dtype=np.float64), *args))
+
+
+def _same_args(cached, args):
+    """Whether SciPy's extra arguments are those of the cached evaluation: the same objects,
+    or equal values that are not arrays. Arrays compare by identity (reading a large data
+    array on every call would cost as much as the evaluation), so an array changed in place
+    at the same ``x`` is not seen, as with SciPy's own ``MemoizeJac``, which ignores args."""
+    if cached is args:
+        return True
+    if len(cached) != len(args):
+        return False
+    for a, b in zip(cached, args):
+        if a is b:
+            continue
+        if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+            return False
+        try:
+            if not bool(a == b):
+                return False
+        except (TypeError, ValueError):  # e.g. lists holding arrays: no single truth value
+            return False
+    return True
 
 
 def objective(f, **options):

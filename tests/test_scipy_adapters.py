@@ -145,6 +145,22 @@ def test_args_are_forwarded():
     np.testing.assert_allclose(obj.hessp(np.ones(3), np.ones(3), 2.0), 4.0 * np.ones(3))
 
 
+def test_array_args_in_new_tuples_are_compared_without_ambiguity():
+    # Called directly (not through minimize, which passes one tuple), each call builds a new
+    # args tuple: arrays must not be compared with ``==`` (ambiguous truth value), and new
+    # values must not be answered from the cache.
+    obj = hg.scipy.objective(lambda x, a: hnp.sum(a * x ** 2))
+    x = np.ones(3)
+    assert obj.fun(x, np.ones(3)) == 3.0
+    assert obj.fun(x, 2.0 * np.ones(3)) == 6.0
+    np.testing.assert_allclose(obj.jac(x, 3.0 * np.ones(3)), 6.0 * np.ones(3))
+    a = 2.0 * np.ones(3)
+    for _ in range(4):  # past fold_after: the operator at this point is reused for this a
+        np.testing.assert_allclose(obj.hessp(x, np.ones(3), a), 4.0 * np.ones(3))
+    np.testing.assert_allclose(obj.hessp(x, np.ones(3), 5.0 * np.ones(3)), 10.0 * np.ones(3))
+    assert obj.nfev == 3
+
+
 @pytest.fixture
 def operator_case():
     x = np.array([-0.8, 1.1, 0.4, 0.9, 1.3, -0.2])
