@@ -89,9 +89,12 @@ def push_tangents(prim, args, params, outs, arg_tangents):
     ans = outs if prim.multiple_results else outs[0]
     if prim.linear:
         zeros_like = get("zeros_like")
-        # Missing tangents are zeros; boolean inputs (a where() condition) are not data.
+        # Missing tangents are zeros; boolean inputs (a where() condition) are not data. A
+        # Python number's zero stays a Python number, which numpy's promotion treats as
+        # weakly typed (so a float32 tangent stays float32, as the primal did).
         filled = [t if t is not None else
-                  (a if dtype_of(a) == bool else bind(zeros_like, (a,), {}))
+                  (a if dtype_of(a) == bool else a * 0 if type(a) in (int, float, complex)
+                   else bind(zeros_like, (a,), {}))
                   for a, t in zip(args, arg_tangents)]
         out = bind(prim, filled, params)
     elif prim.joint_jvp:

@@ -64,7 +64,7 @@ mean = primitive(
 
 def _extremum_mask(ans, x, axis, keepdims):
     """Where ``x`` attains the extremum, each tie sharing the gradient equally."""
-    hit = equal(x, _keep(ans, x, axis, keepdims)) * 1.0
+    hit = cast(equal(x, _keep(ans, x, axis, keepdims)), dtype=dtype_of(x))  # float32 stays
     return hit / sum(hit, axis=axis, keepdims=True)
 
 

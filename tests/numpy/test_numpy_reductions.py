@@ -325,6 +325,22 @@ def test_float32_preserved():
     assert hg.grad(lambda x: hnp.sum(hnp.cumprod(x)))(x).dtype == np.float32
 
 
+
+def test_float32_derivatives_stay_float32():
+    # max/min masks were float64 (bool * 1.0); a linear op's zero tangent for a Python number
+    # (where(c, 1.0, x), inside norm's and eigh's rules) was a float64 array
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    v = np.ones_like(x)
+    objectives = [hnp.max, hnp.min, lambda x: hnp.sum(hnp.max(x, axis=0)),
+                  lambda x: hnp.linalg.norm(x), lambda x: hnp.linalg.norm(x, 2),
+                  lambda x: hnp.linalg.norm(x[0], 3), lambda x: hnp.linalg.norm(x, np.inf),
+                  lambda x: hnp.sum(hnp.linalg.eigh(x[:, :3] + x[:, :3].T)[1] ** 4)]
+    for f in objectives:
+        assert hg.grad(f)(x).dtype == np.float32
+        assert hg.hvp(f)(x, v).dtype == np.float32
+    assert hg.jvp(lambda x: hnp.where(x > 0, 1.0, x), (x,), (v,))[1].dtype == np.float32
+
+
 # --- property: any shape, any axes, keepdims -----------------------------------------------
 @st.composite
 def _shape_and_axis(draw):
