@@ -328,7 +328,9 @@ def accumulate(prog):
                     _is_basic_index(src.params["index"]) and prog.dtype(a) == dtype and \
                     tuple(src.params["shape"]) == prog.shape(op.outs[0]):
                 terms.append(src.args[0])
-                indices.append(src.params["index"])
+                index = src.params["index"]
+                # None among the indices means "the whole buffer"; x[None] is x[(None,)]
+                indices.append((None,) if index is None else index)
                 nodes.extend(src.nodes)
             else:
                 terms.append(a)

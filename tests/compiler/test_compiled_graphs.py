@@ -76,6 +76,12 @@ FAMILIES = {
     + hnp.sum(hnp.concatenate([x[1:], x[:1]]) * x) + hnp.sum(x[::2] * x[1::2]),
     "linalg": lambda x: hnp.sum(hnp.tanh(A @ x[:30]) ** 2) + x[:30] @ hnp.linalg.solve(B, x[:30])
     + hnp.einsum("i,ij,j->", x[:40], A, x[40:70]),
+    # gradients that add slices into one buffer: x[None] (a scatter at index None, which
+    # is not "the whole buffer"), and overlapping slices of a reshaped value
+    "scatter": lambda x: hnp.sum(hnp.sin(hnp.concatenate([x[None], x[None][:, :-4]], axis=1))
+                                 ** 2)
+    + hnp.sum(hnp.sin(hnp.diff(x, n=2)) ** 2)
+    + hnp.sum(hnp.sin(hnp.diff(hnp.reshape(x, (-1, 2)), axis=0))),
     "control_flow": lambda x: hg.while_loop(lambda i, s: i < 3,
                                             lambda i, s: (i + 1, s * 0.9 + hnp.sin(s)),
                                             (0, x))[1].sum(),
