@@ -13,7 +13,7 @@ import numpy as np
 from .dispatch import bind
 from .registry import get
 from .state import STATE
-from .tensor import Tensor, is_differentiable_dtype, shape_of
+from .tensor import Tensor, dtype_of, is_differentiable_dtype, shape_of
 
 
 class UnconnectedGradients:
@@ -158,9 +158,10 @@ def _reverse(targets, target_grads, sources, relevant, connected, stop_ids, aggr
             if gk is None:
                 continue
             gv = gk._value if type(gk) is Tensor else gk
-            if not (type(gv) is np.ndarray and a._value is not None and
-                    gv.shape == a._value.shape):
-                _check_shape(rec, k, a, gk)
+            av = a._value
+            if not (type(gv) is np.ndarray and av is not None and gv.shape == av.shape and
+                    gv.dtype == av.dtype):
+                gk = _fit_gradient(rec, k, a, gk)
             prev = grads.get(aid)
             if prev is None:
                 grads[aid] = gk
@@ -285,6 +286,17 @@ def _fill(prim, outputs, out_grads):
         out_grads = [g if g is not None else bind(get("zeros_like"), (o,), {})
                      for o, g in zip(outputs, out_grads)]
     return tuple(out_grads)
+
+
+def _fit_gradient(rec, k, a, g):
+    """``g`` checked against the shape of input ``a`` and given its floating dtype (a float32
+    input mixed with float64 data gets a float32 gradient, as in JAX)."""
+    _check_shape(rec, k, a, g)
+    a_dtype, g_dtype = a.dtype, dtype_of(g)
+    if a_dtype is not None and a_dtype != g_dtype and a_dtype.kind == "f" and \
+            g_dtype.kind in "fc":
+        g = bind(get("cast"), (g,), {"dtype": a_dtype})
+    return g
 
 
 def _check_shape(rec, k, a, g):
