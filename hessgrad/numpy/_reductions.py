@@ -160,8 +160,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     if where is True or where is None:
         return _red.mean(a, axis=axes, keepdims=keepdims)
     total = _red.sum(_masked("mean", a, where, 0), axis=axes, keepdims=keepdims)
-    count = _red.sum(_masked("mean", _np.ones(a.shape), where, 0), axis=axes,
-                     keepdims=keepdims)
+    ones = _np.ones(a.shape, a.dtype if a.dtype.kind in "fc" else _np.float64)  # keeps float32
+    count = _red.sum(_masked("mean", ones, where, 0), axis=axes, keepdims=keepdims)
     return total / count
 
 

@@ -163,11 +163,19 @@ def hsplit(ary, indices_or_sections):
 
 
 def vsplit(ary, indices_or_sections):
-    return _sh.split(ary, indices_or_sections, 0, True, "vsplit")
+    return _sh.split(_min_ndim(ary, 2, "vsplit"), indices_or_sections, 0, True, "vsplit")
 
 
 def dsplit(ary, indices_or_sections):
-    return _sh.split(ary, indices_or_sections, 2, True, "dsplit")
+    return _sh.split(_min_ndim(ary, 3, "dsplit"), indices_or_sections, 2, True, "dsplit")
+
+
+def _min_ndim(ary, n, what):
+    ary = _sh.as_array(ary, what)
+    if ndim(ary) < n:
+        raise ValueError(f"{what} only works on arrays of {n} or more dimensions, got shape "
+                         f"{_shape_of(ary)}")
+    return ary
 
 
 def tile(A, reps):

@@ -12,8 +12,8 @@ import numpy as np
 from ..engine.registry import primitive
 from ..engine.tensor import Tensor, shape_of
 from . import elementwise as ew
-from .core import broadcast_to as _broadcast_to, getitem, reshape as _reshape, scatter_add, \
-    stack as _stack
+from .core import broadcast_to as _broadcast_to, cast, getitem, reshape as _reshape, \
+    scatter_add, stack as _stack
 
 reshape, stack = _reshape, _stack  # the primitives; ``reshape_to``, ``stack_arrays`` check
 
@@ -569,7 +569,10 @@ def select(condlist, choicelist, default=0):
     if len(condlist) != len(choicelist):
         raise ValueError(f"select: list of cases must be same length as list of conditions "
                          f"({len(condlist)} conditions, {len(choicelist)} choices)")
-    out = as_array(default, "select")
+    # A Python number stays one, so that numpy's promotion keeps the choices' dtype (a
+    # default of 0 does not make float32 choices float64)
+    out = default if type(default) in (bool, int, float, complex) else \
+        as_array(default, "select")
     for cond, choice in reversed(list(zip(condlist, choicelist))):
         cond = as_array(cond, "select")
         if cond.dtype.kind != "b":
@@ -577,6 +580,7 @@ def select(condlist, choicelist, default=0):
                             f"got dtype {cond.dtype}")
         out = ew.where(cond, as_array(choice, "select"), out)
     if not isinstance(out, Tensor):
+        out = as_array(out, "select")
         out = ew.add(out, np.zeros((), out.dtype))
     return out
 
@@ -665,8 +669,18 @@ def delete(arr, obj, axis=None):
         arr, axis = ravel(arr), 0
     shape = _shape(arr, "delete", "arr")
     ax = normalize_axis(axis, len(shape), "delete")
-    keep = np.delete(np.arange(shape[ax]), obj)
+    keep = _positions("delete", np.delete, shape, ax, obj)
     return getitem(arr, index=_index_along(ax, len(shape), keep))
+
+
+def _positions(what, numpy_fn, shape, ax, obj, *extra):
+    """numpy's delete/insert on the positions along axis ``ax``, its index errors naming that
+    axis (numpy's name axis 0 of the 1-D positions)."""
+    try:
+        return numpy_fn(np.arange(shape[ax]), obj, *extra)
+    except IndexError as exc:
+        raise IndexError(f"{what}: obj {obj!r} is out of bounds for axis {ax} of arr with "
+                         f"shape {shape} (size {shape[ax]})") from exc
 
 
 def insert(arr, obj, values, axis=None):
@@ -676,6 +690,8 @@ def insert(arr, obj, values, axis=None):
     shape = _shape(arr, "insert", "arr")
     ax = normalize_axis(axis, len(shape), "insert")
     values = as_array(values, "insert")
+    if values.dtype != arr.dtype:  # numpy casts the values to arr's dtype
+        values = cast(values, dtype=arr.dtype)
     vshape = _shape(values, "insert", "values")
     if np.ndim(obj) == 0 and not isinstance(obj, slice):
         # numpy: values gain leading axes up to arr.ndim, and their first axis moves to `axis`
@@ -687,6 +703,7 @@ def insert(arr, obj, values, axis=None):
         m = len(np.arange(shape[ax])[obj]) if isinstance(obj, slice) else int(np.size(obj))
     block = shape[:ax] + (m,) + shape[ax + 1:]
     values = broadcast_to(values, block)
-    order = np.insert(np.arange(shape[ax]), obj, np.arange(shape[ax], shape[ax] + m))
+    order = _positions("insert", np.insert, shape, ax, obj,
+                       np.arange(shape[ax], shape[ax] + m))
     both = join([arr, values], ax, "insert")
     return getitem(both, index=_index_along(ax, len(shape), order))

@@ -339,6 +339,7 @@ def test_float32_derivatives_stay_float32():
         assert hg.grad(f)(x).dtype == np.float32
         assert hg.hvp(f)(x, v).dtype == np.float32
     assert hg.jvp(lambda x: hnp.where(x > 0, 1.0, x), (x,), (v,))[1].dtype == np.float32
+    assert hnp.mean(x, where=x > 0).dtype == np.float32
 
 
 # --- property: any shape, any axes, keepdims -----------------------------------------------

@@ -291,3 +291,30 @@ def test_random_rearrangements(shape, data):
     np.testing.assert_array_equal(hnp.reshape(t, (-1,)).numpy(), a.reshape(-1))
     reps = data.draw(st.tuples(*[st.integers(0, 2)] * len(shape)))
     np.testing.assert_array_equal(hnp.tile(t, reps).numpy(), np.tile(a, reps))
+
+
+def test_dtypes_and_errors_follow_numpy():
+    x32 = np.array([1.0, 2.0, 3.0], np.float32)
+    # insert casts the values to the array's dtype
+    assert hnp.insert(x32, 1, 5.0).dtype == np.float32
+    np.testing.assert_array_equal(hnp.insert(np.arange(3), 1, 5.7).numpy(),
+                                  np.insert(np.arange(3), 1, 5.7))
+    assert hg.grad(lambda x: hnp.sum(hnp.insert(x, 1, 5.0) ** 2))(x32).dtype == np.float32
+    assert float(hg.grad(lambda v: hnp.sum(hnp.insert(np.ones(3), 1, v) ** 2))(2.0)) == 4.0
+    # a Python default does not promote float32 choices
+    assert hnp.select([x32 > 1], [x32]).dtype == np.float32
+    assert hnp.choose([0, 1, 1], [x32, 2 * x32]).dtype == np.float32
+    np.testing.assert_array_equal(hnp.choose([0, 1, 1], [x32, 2 * x32]).numpy(), [1, 4, 6])
+    # joining float32 with float64 data: a float64 result, a float32 gradient (as in JAX)
+    for f in (lambda x: hnp.sum(hnp.concatenate([x, np.ones(2)]) ** 2),
+              lambda x: hnp.sum(hnp.kron(x, np.ones(2)) ** 2),
+              lambda x: hnp.sum(hnp.diff(x, prepend=np.ones(1)) ** 2)):
+        assert f(x32).dtype == np.float64
+        assert hg.grad(f)(x32).dtype == np.float32
+        assert hg.hvp(f)(x32, np.ones(3, np.float32)).dtype == np.float32
+    with pytest.raises(ValueError, match="vsplit only works on arrays of 2 or more"):
+        hnp.vsplit(np.ones(4), 2)
+    with pytest.raises(IndexError, match=r"delete: obj 5 is out of bounds for axis 1 .*\(2, 3\)"):
+        hnp.delete(np.ones((2, 3)), 5, axis=1)
+    with pytest.raises(IndexError, match="insert: obj 9 is out of bounds for axis 1"):
+        hnp.insert(np.ones((2, 3)), 9, 1.0, axis=1)
