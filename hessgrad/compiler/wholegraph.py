@@ -435,10 +435,16 @@ def _basic_index(index, shape):
             else:
                 i = next(out)
                 start, stride = step
-                term = i if stride == 1 else f"{stride} * {i}"
+                # ``i`` may itself be a sum (a view of a view): multiply all of it
+                term = i if stride == 1 else f"{stride} * {_atom(i)}"
                 base.append(term if start == 0 else f"{start} + {term}")
         return base
     return tuple(result), imap
+
+
+def _atom(text):
+    """Index source text safe to multiply: a name or a number as is, else parenthesized."""
+    return text if text.isidentifier() or text.lstrip("-").isdigit() else f"({text})"
 
 
 def _loop_shape(prog, op):

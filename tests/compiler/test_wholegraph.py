@@ -129,6 +129,22 @@ def test_scatter_terms_sharing_a_loop_then_a_reshape_run_once():
         _same(hg.function(hg.hvp(f))(x, np.ones(6)), hg.hvp(f)(x, np.ones(6)))
 
 
+def test_views_of_strided_views_read_the_right_elements():
+    # A slice of a reversed (or strided) view composes index texts: "3 + -1 * (1 + i1)",
+    # whose parentheses were missing (it read x[i0, 2 + i1] instead of x[i0, 2 - i1]).
+    x = np.random.default_rng(4).uniform(-1, 1, (5, 6))
+    cases = [
+        lambda x: (lambda t: t[:-1] * t[1:])(x[:, ::-1][:, 1:] - x[:, ::-1][:, :-1]),
+        lambda x: x[::-1][::2][1:] * 2.0 + x[::2][::-1][:2],
+        lambda x: hnp.sin(x[1:, ::-2][::-1, 1:]) * x[:4, ::3][::-1, ::-1][:, :1],
+    ]
+    for f in cases:
+        for fn in (f, hg.grad(lambda x: hnp.sum(hnp.sin(f(x))))):
+            out, compiled = _compiled(fn, x)
+            assert compiled.whole_graph
+            _same(out, hg.function(fn, optimize=False)(x))
+
+
 def test_zero_d_bool_and_fed_outputs_keep_the_plan_types():
     x = np.random.default_rng(3).standard_normal(5)
     cases = [
