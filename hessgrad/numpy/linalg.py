@@ -277,9 +277,10 @@ def qr(a, mode="reduced"):
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """Singular value decomposition ``a = U diag(S) Vh`` (stacks allowed); ``hermitian`` is
-    accepted and ignored. ``full_matrices=True`` is only supported for square matrices
-    (the completed columns of a non-square factor are not unique, so not differentiable).
-    Singular-vector derivatives need distinct nonzero singular values.
+    accepted and ignored. With ``full_matrices=True`` (numpy's default) and a non-square
+    ``a`` the completed columns of U or Vh are not unique: the values are numpy's, the
+    singular values differentiate in reverse mode, and a derivative through U or Vh raises
+    (as in JAX). Singular-vector derivatives need distinct nonzero singular values.
 
     >>> import numpy as np, hessgrad.numpy as hnp
     >>> hnp.linalg.svd(np.diag([3.0, 4.0]), compute_uv=False).numpy()
@@ -289,10 +290,8 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     if not compute_uv:
         return _dec.svdvals(a)
     s = _shape_of(a)
-    if full_matrices and len(s) >= 2 and s[-1] != s[-2]:
-        raise NotImplementedError(f"svd: full_matrices=True for non-square a (shape {s}) is "
-                                  "not supported; pass full_matrices=False")
-    u, sv, vh = _dec.svd(a)
+    full = full_matrices and len(s) >= 2 and s[-1] != s[-2]
+    u, sv, vh = (_dec.svd_full if full else _dec.svd)(a)
     return SVDResult(u, sv, vh)
 
 

@@ -503,6 +503,40 @@ svd.__doc__ = """Thin SVD ``a = U diag(s) Vh`` (``full_matrices=False``); singul
 derivatives need distinct, nonzero singular values."""
 
 
+def _svd_full_forward(a):
+    _check_matrix("svd", "a", np.shape(a), square=False)
+    return tuple(_guard("svd", "did not converge")(np.linalg.svd, a, full_matrices=True))
+
+
+def _svd_full_shapes(a):
+    (lead_mk, dt), sv, (lead_kn, _) = _svd_shapes(a)
+    m, n = lead_mk[-2], lead_kn[-1]
+    return [(lead_mk[:-1] + (m,), dt), sv, (lead_kn[:-2] + (n, n), dt)]
+
+
+def _svd_full_undefined(a):
+    return NotImplementedError(
+        f"svd: with full_matrices=True and a non-square a (shape {tuple(shape_of(a))}) the "
+        "completed singular vectors are not unique, so they have no derivative; pass "
+        "full_matrices=False (or compute_uv=False for the singular values alone)")
+
+
+def _svd_full_vjp(g, ans, a):
+    gu, gs, gvh = g
+    if gu is not None or gvh is not None:
+        raise _svd_full_undefined(a)
+    return None if gs is None else _svdvals_vjp(gs, None, a)
+
+
+def _svd_full_jvp(t, ans, a):
+    raise _svd_full_undefined(a)
+
+
+# numpy's default for a non-square matrix: the values and the singular values' gradient
+svd_full = primitive("svd_full", _svd_full_forward, vjp=[_svd_full_vjp], jvp=[_svd_full_jvp],
+                     multiple_results=True, none_grads_ok=True, shape_rule=_svd_full_shapes)
+
+
 def _svdvals_forward(a):
     _check_matrix("svdvals", "a", np.shape(a), square=False)
     return _guard("svdvals", "did not converge")(np.linalg.svd, a, compute_uv=False)

@@ -349,6 +349,21 @@ def test_multi_dot_order_is_cheapest():
     assert _chain_order([10, 100, 5, 50])[0][2] == 1
 
 
+def test_svd_with_full_matrices_of_a_non_square_matrix():
+    # numpy's default: the values are numpy's; the singular values differentiate (reverse)
+    for shape in ((5, 3), (2, 3, 4)):
+        a = randn(*shape)
+        u, s, vh = hnp.linalg.svd(a)
+        nu, ns, nvh = np.linalg.svd(a)
+        assert u.shape == nu.shape and vh.shape == nvh.shape
+        np.testing.assert_allclose(s.numpy(), ns, rtol=1e-12)
+        k = s.shape[-1]
+        np.testing.assert_allclose((u.numpy()[..., :k] * ns[..., None, :]) @ nvh[..., :k, :], a,
+                                   atol=1e-12)
+        g = hg.grad(lambda a: hnp.sum(hnp.linalg.svd(a).S ** 2))(a)
+        np.testing.assert_allclose(g, 2 * a, rtol=1e-10)  # sum of s^2 = ||a||_F^2
+
+
 # errors --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("call,exc,match", [
     (lambda: hnp.dot(np.ones((2, 3)), np.ones((2, 3))), ValueError,
@@ -384,8 +399,10 @@ def test_multi_dot_order_is_cheapest():
     (lambda: hnp.linalg.norm(np.ones((2, 2, 2)), 2), ValueError, "norm: ord=2 without axis"),
     (lambda: hnp.linalg.norm(np.ones((2, 2)), axis=(0, 0)), ValueError, "norm: duplicate"),
     (lambda: hnp.linalg.norm(np.ones((2, 2)), axis=2), np.exceptions.AxisError, "norm: axis 2"),
-    (lambda: hnp.linalg.svd(np.ones((3, 2))), NotImplementedError,
-     "svd: full_matrices=True for non-square"),
+    (lambda: hg.grad(lambda a: hnp.sum(hnp.linalg.svd(a).U))(np.ones((3, 2))),
+     NotImplementedError, r"svd: with full_matrices=True and a non-square a \(shape \(3, 2\)"),
+    (lambda: hg.jvp(lambda a: hnp.linalg.svd(a).S, (np.ones((2, 3)),), (np.ones((2, 3)),)),
+     NotImplementedError, "svd: with full_matrices=True"),
     (lambda: hnp.linalg.qr(np.ones((3, 2)), mode="raw"), ValueError, "qr: unsupported mode"),
     (lambda: hnp.linalg.eigh(np.eye(2), UPLO="X"), ValueError, "eigh: UPLO"),
     (lambda: hnp.linalg.pinv(np.eye(2), rcond=0.1, rtol=0.1), ValueError, "pinv: rtol"),

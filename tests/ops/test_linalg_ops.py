@@ -10,7 +10,8 @@ from hessgrad.ops import linalg as L
 from hessgrad.testing import check_grads
 
 COVERED = {"matmul", "einsum", "inv", "solve", "solve_triangular", "det", "slogdet", "pinv",
-           "matrix_rank", "cholesky", "eigh", "eigvalsh", "qr", "svd", "svdvals"}
+           "matrix_rank", "cholesky", "eigh", "eigvalsh", "qr", "svd", "svdvals",
+           "svd_full"}  # svd_full (numpy's default for non-square a): numpy/test_numpy_linalg
 
 rng = np.random.default_rng(42)
 
