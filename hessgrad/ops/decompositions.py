@@ -509,9 +509,9 @@ def _svd_full_forward(a):
 
 
 def _svd_full_shapes(a):
-    (lead_mk, dt), sv, (lead_kn, _) = _svd_shapes(a)
-    m, n = lead_mk[-2], lead_kn[-1]
-    return [(lead_mk[:-1] + (m,), dt), sv, (lead_kn[:-2] + (n, n), dt)]
+    (u_thin, dt), s, (vh_thin, _) = _svd_shapes(a)  # (..., m, k), (..., k), (..., k, n)
+    m, n = u_thin[-2], vh_thin[-1]
+    return [(u_thin[:-1] + (m,), dt), s, (vh_thin[:-2] + (n, n), dt)]
 
 
 def _svd_full_undefined(a):
