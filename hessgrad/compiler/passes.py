@@ -346,9 +346,23 @@ def accumulate(prog):
     return prog
 
 
+def freeze_fetched_consts(prog):
+    """A fetched constant (a folded linear gradient, a zero Hessian) is the same array at every
+    call: hand it out as a read-only view, so that the boundary copies it for the caller
+    (``engine.tensor.owned``) and an in-place update of one result cannot change the next."""
+    for v in prog.fetches:
+        c = prog.consts.get(v)
+        if isinstance(c, np.ndarray) and c.flags.writeable:
+            c = c.view()
+            c.flags.writeable = False
+            prog.consts[v] = c
+    return prog
+
+
 def optimize(prog):
     """The default pipeline."""
     dead_code(prog)
     simplify(prog)
     accumulate(prog)
+    freeze_fetched_consts(prog)
     return prog

@@ -332,3 +332,23 @@ def test_outer_product_matmuls_become_broadcast_multiplies():
     np.testing.assert_array_equal(g(b), hg.function(hg.grad(f), optimize=False)(b))
     compiled = g.get_concrete_function(b).compiled
     assert compiled.counts_after.get("matmul", 0) < compiled.counts_before["matmul"]
+
+
+def test_constant_results_are_the_callers_to_update_in_place():
+    # A linear function's gradient (and its zero HVP) fold to constants that every call
+    # returns: a caller's in-place update (g *= -lr) changed the next call's result.
+    f = lambda x: 3.0 * hnp.sum(x)  # noqa: E731
+    for n in (4, 3000):  # the whole-graph path and the per-op path
+        x = np.zeros(n)
+        for flags in MODES.values():
+            g = hg.function(hg.grad(f), **flags)
+            out = g(x)
+            out *= -0.5
+            np.testing.assert_array_equal(g(x), np.full(n, 3.0))
+        hv = hg.make_hvp(f)(x)
+        out = hv(np.ones(n))
+        out += 7.0
+        np.testing.assert_array_equal(hv(np.ones(n)), np.zeros(n))
+        value, grad = hg.function(hg.value_and_grad(f))(x)
+        grad += 1.0
+        np.testing.assert_array_equal(hg.function(hg.value_and_grad(f))(x)[1], np.full(n, 3.0))
