@@ -57,8 +57,11 @@ def _transpose(forward, args, flags, axes=None):
 
 def _batched_index(index):
     parts = index if isinstance(index, tuple) else (index,)
-    advanced = [i for i, p in enumerate(parts)
-                if isinstance(p, (np.ndarray, list)) and np.ndim(p) > 0]
+    arrays = [isinstance(p, (np.ndarray, list)) and np.ndim(p) > 0 for p in parts]
+    # beside an array index numpy counts an integer as advanced too (x[1, :, idx] has its
+    # advanced axes separated, so they move to the front)
+    advanced = [i for i, p in enumerate(parts) if arrays[i] or any(arrays) and isinstance(
+        p, (int, np.integer, np.ndarray)) and not isinstance(p, (bool, np.bool_))]
     if advanced and advanced != list(range(advanced[0], advanced[-1] + 1)):
         return None  # separated advanced indices move their axes to the front: loop instead
     return (slice(None),) + parts

@@ -17,6 +17,10 @@ FUNCTIONS = {
     "getitem-basic": lambda x: x[1:, ::-1] * x[0],
     "getitem-advanced": lambda x: x[np.array([0, 0, 2])] + x[np.array([1, 1, 1]), np.array([0, 2, 2])][:, None],
     "getitem-separated-advanced": lambda x: x[np.array([0, 1]), :, np.array([1, 0])],
+    # an integer beside an array index is advanced too: separated by a slice, None or ...
+    "getitem-int-slice-array": lambda x: x[1, :, np.array([0, 1, 1])]
+    + x[np.array([1, 0, 1]), ..., 0],
+    "getitem-int-none-array": lambda x: x[1, None, np.array([0, 2, 2])],
     "reductions": lambda x: hnp.sum(x, axis=0)[None, :] * hnp.mean(x ** 2, axis=-1, keepdims=True)
     + hnp.max(x, axis=1)[:, None],
     "reshape-transpose": lambda x: hnp.reshape(x, (3, 4)).T @ hnp.ones((3, 2)),
@@ -39,7 +43,8 @@ FUNCTIONS = {
 
 
 def _x(name):
-    shape = (4, 3) if name != "getitem-separated-advanced" else (2, 3, 2)
+    shape = (2, 3, 2) if name in ("getitem-separated-advanced", "getitem-int-slice-array") \
+        else (4, 3)
     if name == "reshape-transpose":
         shape = (4, 3)
     return rng.standard_normal(shape)
