@@ -11,7 +11,7 @@ from ._recent import Recent
 from .engine.forward import ForwardAccumulator
 from .engine.function import function
 from .engine.gradients import gradients
-from .engine.nest import flatten, is_nested, pack_as
+from .engine.nest import flatten, is_nested, pack_as, structure_key
 from .engine.tape import GradientTape
 from .engine.tensor import ConcretizationError, Tensor
 from .ops.core import constant, reshape, stack, stop_gradient
@@ -347,7 +347,7 @@ def _dense_hessian(f, argnums, detect_sparsity):
             return h
         single, nums = _argnums(argnums, len(args), "hessian")
         if any(is_nested(args[i]) for i in nums):
-            key = (len(args), tuple(_structure_key(args[i]) for i in nums))
+            key = (len(args), tuple(structure_key(args[i]) for i in nums))
             if key not in by_structure:
                 by_structure[key] = _LeafHessian(f, args, nums, single, detect_sparsity)
             return by_structure[key](args, kwargs)
@@ -375,15 +375,6 @@ def _dense_hessian(f, argnums, detect_sparsity):
             return blocks[0][0]
         return tuple(tuple(row) for row in blocks)
     return hessian_f
-
-
-def _structure_key(s):
-    """A hashable description of a nested structure (its leaves left out)."""
-    if isinstance(s, dict):
-        return (type(s), tuple(s), tuple(_structure_key(s[k]) for k in sorted(s)))
-    if isinstance(s, (list, tuple)):
-        return (type(s), tuple(_structure_key(x) for x in s))
-    return None
 
 
 class _LeafHessian:

@@ -12,7 +12,7 @@ from .engine.forward import ForwardAccumulator
 from .engine.nest import flatten, pack_as
 from .engine.tape import GradientTape
 from .engine.tensor import Tensor, owned
-from .ops.core import constant, identity, reshape, stack
+from .ops.core import constant, convert_to_tensor, identity, reshape, stack
 
 
 def _argnums(argnums, nargs, fname):
@@ -245,7 +245,7 @@ def jacrev(f, argnums=0, has_aux=False):
         with tape:
             tape.watch(sources)
             out, aux = _split_aux(f(*lifted, **kwargs), has_aux, "jacrev")
-        jacs = [_group(args, nums, tape.jacobian(_as_tensor(y), sources,
+        jacs = [_group(args, nums, tape.jacobian(convert_to_tensor(y), sources,
                                                  unconnected_gradients="zero"), single)
                 for y in _leaves(out)]
         result = _out(_pack(out, jacs), plain)
@@ -276,7 +276,7 @@ def jacfwd(f, argnums=0, has_aux=False):
                             constant(np.zeros(t.shape, t.dtype)) for t in sources]
                 with ForwardAccumulator(sources, tangents) as acc:
                     out, aux = _split_aux(f(*lifted, **kwargs), has_aux, "jacfwd")
-                    out_leaves = [_as_tensor(y) for y in _leaves(out)]
+                    out_leaves = [convert_to_tensor(y) for y in _leaves(out)]
                 cols.append([acc.jvp(y, unconnected_gradients="zero") for y in out_leaves])
             columns.append(cols)
         if out is None:  # no input elements: f runs once, for the output's structure
@@ -305,7 +305,3 @@ def _split_aux(out, has_aux, fname):
         raise TypeError(f"{fname}: has_aux=True requires the function to return a pair "
                         f"(output, aux), got {type(out).__name__}")
     return out[0], out[1]
-
-
-def _as_tensor(y):
-    return y if isinstance(y, Tensor) else constant(y)

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from .graph import Graph, Plan
-from .nest import flatten, pack_as
+from .nest import flatten, pack_as, structure_key
 from .state import STATE
 from .tensor import Tensor, Variable, owned
 
@@ -212,8 +212,7 @@ class Function:
 
     def get_concrete_function(self, *args, **kwargs):
         leaves = flatten((args, kwargs))
-        key = (repr(pack_as((args, kwargs), [0] * len(leaves))),
-               tuple(_leaf_key(x) for x in leaves))
+        key = (structure_key((args, kwargs), leaves), tuple(_leaf_key(x) for x in leaves))
         concrete = self._traces.get(key)
         if concrete is None:
             concrete = self._traces[key] = ConcreteFunction(

@@ -35,5 +35,12 @@ def _build(s, it):
     return next(it)
 
 
+def structure_key(structure, leaves=None):
+    """A hashable description of a nested structure without its leaves (pass them if they
+    were flattened already): structures with the same key flatten and pack alike."""
+    n = len(flatten(structure) if leaves is None else leaves)
+    return repr(pack_as(structure, [0] * n))
+
+
 def is_nested(structure):
     return isinstance(structure, (list, tuple, dict))

@@ -89,17 +89,12 @@ def _broadcast_shape_rule(name, forward, names=_ARG_NAMES):
 
 
 def _fit(grad, x):
-    """A gradient summed back to the shape of ``x`` and given its (float) dtype."""
+    """A gradient summed back to the shape of ``x`` (the backprop core gives it x's dtype)."""
     if type(x) is Tensor:
         gv, xv = grad._value if type(grad) is Tensor else grad, x._value
-        if type(gv) is np.ndarray and xv is not None and gv.shape == xv.shape and \
-                gv.dtype == xv.dtype:
-            return grad  # eager, no broadcasting, same dtype: nothing to undo
-    grad = unbroadcast(grad, x)
-    xd, gd = dtype_of(x), dtype_of(grad)
-    if xd != gd and xd.kind == "f" and gd.kind in "fc":
-        grad = cast(grad, dtype=xd)
-    return grad
+        if type(gv) is np.ndarray and xv is not None and gv.shape == xv.shape:
+            return grad  # eager, no broadcasting: nothing to undo
+    return unbroadcast(grad, x)
 
 
 def _u(rule):

@@ -362,6 +362,8 @@ def test_svd_with_full_matrices_of_a_non_square_matrix():
                                    atol=1e-12)
         g = hg.grad(lambda a: hnp.sum(hnp.linalg.svd(a).S ** 2))(a)
         np.testing.assert_allclose(g, 2 * a, rtol=1e-10)  # sum of s^2 = ||a||_F^2
+    # second order in reverse mode (forward mode through the full factors is undefined)
+    check_grads(lambda a: hnp.linalg.svd(a).S, (randn(4, 2),), order=2, modes=("rev",))
 
 
 # errors --------------------------------------------------------------------------------------
