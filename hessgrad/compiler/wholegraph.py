@@ -33,6 +33,7 @@ little, stay on numpy.
 
 import heapq
 import warnings
+from collections import Counter
 
 import numpy as np
 
@@ -76,7 +77,7 @@ class _Loop:
         self.order = order
         self.index = [f"i{d}" for d in range(len(shape))]
         self.members = {}  # values held as the scalars s<n> of the body (a dict: ordered)
-        self.ops = set()  # id() of the ops computed here
+        self.reads = Counter()  # (id(op), value) -> times an op computed here read it here
         self.pre = []  # lines before the loop (buffers, accumulators)
         self.body = []
         self.post = []
@@ -172,8 +173,11 @@ class _Emitter:
         prog = self.prog
         stores = []
         for v in loop.members:
-            if v in self.fetched or any(id(prog.ops[k]) not in loop.ops
-                                        for k in self.users.get(v, ())):
+            # stored unless all its reads are in this loop: an accumulate's other terms
+            # may run in later loops
+            users = (prog.ops[k] for k in self.users.get(v, ()))
+            if v in self.fetched or any(loop.reads[id(op), v] < op.args.count(v)
+                                        for op in users):
                 if loop.shape == ():
                     stores.append(f"v{v} = s{v}")
                 else:
@@ -191,7 +195,7 @@ class _Emitter:
         (out,) = op.outs
         loop.body.append(f"s{out} = {expr}")
         loop.members[out] = None
-        loop.ops.add(id(op))
+        loop.reads.update((id(op), a) for a in op.args)
         self.writers[out] = [loop]
 
     # --- ops -----------------------------------------------------------------------------
@@ -272,7 +276,7 @@ class _Emitter:
             loop.body.append(f"v{out}[{index}] += {value}")
         if op.name == "mean":
             loop.post.append(f"v{out} = v{out} / {float(size_of(shape))!r}")
-        loop.ops.add(id(op))
+        loop.reads[id(op), x] += 1
         self.writers[out] = [loop]
 
     def scatter(self, op):
@@ -301,7 +305,7 @@ class _Emitter:
             loop = self.enter(shape, [term])
             value = self.read_broadcast(term, loop)
             loop.body.append(f"v{out}[{', '.join(imap(loop.index)) or '()'}] += {value}")
-            loop.ops.add(id(op))
+            loop.reads[id(op), term] += 1
             if loop not in self.writers[out]:  # two terms over one shape share a loop
                 self.writers[out].append(loop)
 
@@ -320,7 +324,7 @@ class _Emitter:
         loop.body += [f"s{out} = 0.0", f"for {k} in range({sa[-1]}):",
                       f"    s{out} += {left} * {right}"]
         loop.members[out] = None
-        loop.ops.add(id(op))
+        loop.reads.update((id(op), v) for v in (a, b))
         self.writers[out] = [loop]
 
     def view(self, op):

@@ -2,6 +2,8 @@
 which programs take that path, and that they give the uncompiled plan's numbers, types and
 errors."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -127,6 +129,24 @@ def test_scatter_terms_sharing_a_loop_then_a_reshape_run_once():
         assert compiled.whole_graph
         _same(out, hg.grad(f)(x))
         _same(hg.function(hg.hvp(f))(x, np.ones(6)), hg.hvp(f)(x, np.ones(6)))
+
+
+def test_accumulate_terms_split_across_loops_store_what_later_loops_read():
+    # The gradient of sum(sin(x) * x[0]) + sum(x) is one accumulate with a 0-d term (at
+    # [0]) between two full terms: the 0-d term closes the loop that computed the third
+    # term, whose value was not stored (its only user "ran" in that loop), so Numba failed
+    # to type the kernel and the graph ran op by op.
+    x = np.array([0.3, 0.5, 0.7])
+    cases = [
+        lambda x: hnp.sum(hnp.sin(x) * x[0]) + hnp.sum(x),
+        lambda x: hnp.sum(hnp.exp(x) * hnp.sum(x ** 2)) + hnp.sum(x * x[-1]),
+    ]
+    for f in cases:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            out, compiled = _compiled(hg.grad(f), x)
+        assert compiled.whole_graph
+        _same(out, hg.grad(f)(x))
 
 
 def test_views_of_strided_views_read_the_right_elements():
