@@ -16,7 +16,8 @@ from .engine.tape import GradientTape
 from .engine.tensor import ConcretizationError, Tensor
 from .ops.core import constant, reshape, stack, stop_gradient
 from .ops.reduction import sum as reduce_sum
-from .transforms import _argnums, _is_plain, _lift, _out, _check_scalar
+from .transforms import NonScalarOutput, _argnums, _is_plain, _lift, _out, _check_scalar, \
+    jacfwd, jacrev
 
 MODES = ("fwd-rev", "rev-rev", "rev-fwd")
 
@@ -267,7 +268,8 @@ def hessian(f, argnums=0, *, sparse=False, detect_sparsity=True, **sparse_option
     """The full Hessian of scalar ``f``: shape ``arg.shape + arg.shape`` (blocks for a tuple
     ``argnums``: ``H[i][j]`` has shape ``args[i].shape + args[j].shape``). A nested argument
     (dict, list or tuple of arrays) gives JAX's layout: ``H[a][b]`` for its leaves ``a`` and
-    ``b``, shape ``a.shape + b.shape`` (``H[i][a][j][b]`` for a tuple ``argnums``).
+    ``b``, shape ``a.shape + b.shape`` (``H[i][a][j][b]`` for a tuple ``argnums``). For a
+    non-scalar ``f``, as in JAX, ``jacfwd(jacrev(f))``: ``out.shape`` comes first.
 
     ``sparse=True`` returns :func:`hessgrad.sparse_hessian` ``(f, **sparse_options)``
     instead: a ``scipy.sparse.csr_matrix`` of shape ``(x.size, x.size)`` w.r.t. the first
@@ -341,7 +343,18 @@ def _dense_hessian(f, argnums, detect_sparsity):
 
     by_structure = {}  # the Hessian over leaves, per structure of the nested arguments
 
+    of_vector = []  # jacfwd(jacrev(f)), once f is known to have a non-scalar result
+
     def hessian_f(*args, **kwargs):
+        if of_vector:
+            return of_vector[0](*args, **kwargs)
+        try:
+            return scalar_hessian(args, kwargs)
+        except NonScalarOutput:
+            of_vector.append(jacfwd(jacrev(f, argnums), argnums))
+            return of_vector[0](*args, **kwargs)
+
+    def scalar_hessian(args, kwargs):
         h = structured(args, kwargs)
         if h is not None:
             return h

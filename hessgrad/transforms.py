@@ -96,10 +96,15 @@ def _group(args, nums, flat, single):
     return out[0] if single else tuple(out)
 
 
+class NonScalarOutput(TypeError):
+    """A transform of scalar functions (grad, hvp, ...) met a function with a non-scalar
+    result."""
+
+
 def _check_scalar(y, fname):
     shape = y.shape if isinstance(y, Tensor) else np.shape(y)
     if shape != ():
-        raise TypeError(f"{fname} requires a scalar-output function (use jacobian or vjp for "
+        raise NonScalarOutput(f"{fname} requires a scalar-output function (use jacobian or vjp for "
                         f"others), but the function returned shape {tuple(shape)}")
 
 

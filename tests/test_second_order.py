@@ -150,6 +150,33 @@ def test_hessian_of_nested_parameters_has_jax_layout():
     np.testing.assert_allclose(H_t["b"]["W"].numpy(), H["b"]["W"], rtol=1e-12)
 
 
+def test_hessian_of_non_scalar_function_stacks_the_component_hessians():
+    # As JAX's hessian (jacfwd of jacrev): the output's shape first, then the arguments'.
+    x, y = np.array([0.3, -0.5, 0.7]), np.array([[1.0, 2.0], [3.0, -4.0]])
+
+    def f(x, y):
+        return hnp.sin(x)[:2, None] * y * x[0]
+    H = hg.hessian(f)(x, y)
+    assert H.shape == (2, 2, 3, 3)
+    for i, j in np.ndindex(2, 2):
+        np.testing.assert_allclose(H[i, j], hg.hessian(lambda x: f(x, y)[i, j])(x),
+                                   rtol=1e-13, atol=1e-15)
+    blocks = hg.hessian(f, argnums=(0, 1))(x, y)
+    assert [[b.shape for b in row] for row in blocks] == \
+        [[(2, 2, 3, 3), (2, 2, 3, 2, 2)], [(2, 2, 2, 2, 3), (2, 2, 2, 2, 2, 2)]]
+    xy = np.concatenate([x, y.ravel()])
+    for i, j in np.ndindex(2, 2):
+        H_flat = hg.hessian(lambda z: f(z[:3], hnp.reshape(z[3:], (2, 2)))[i, j])(xy)
+        np.testing.assert_allclose(blocks[0][1][i, j].reshape(3, 4), H_flat[:3, 3:],
+                                   atol=1e-15)
+        np.testing.assert_allclose(blocks[1][1][i, j].reshape(4, 4), H_flat[3:, 3:],
+                                   atol=1e-15)
+    # a second call (the non-scalar path is remembered) and a 0-d output stay scalar paths
+    np.testing.assert_allclose(hg.hessian(f)(2 * x, y)[1, 0],
+                               hg.hessian(lambda x: f(x, y)[1, 0])(2 * x), rtol=1e-13)
+    assert hg.hessian(lambda x: hnp.sum(x ** 3))(x).shape == (3, 3)
+
+
 def test_logistic_hessian_exact():
     rng = np.random.default_rng(7)
     X, y = rng.standard_normal((40, 5)), np.sign(rng.standard_normal(40))
