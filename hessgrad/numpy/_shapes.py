@@ -14,6 +14,8 @@ import numpy as _np
 
 from ..engine.tensor import Tensor as _Tensor, shape_of as _shape_of
 from ..ops import indexing as _ix, shape as _sh
+from ._math import around as _around, floor as _floor
+from ._reductions import amax as _amax, amin as _amin, mean as _mean, median as _median
 
 _NoValue = object()
 
@@ -213,13 +215,97 @@ def rot90(m, k=1, axes=(0, 1)):
 
 
 def pad(array, pad_width, mode="constant", **kwargs):
-    """numpy.pad with modes 'constant', 'edge', 'reflect', 'symmetric', 'wrap'.
+    """numpy.pad with modes 'constant', 'edge', 'reflect', 'symmetric', 'wrap', 'maximum',
+    'minimum', 'mean', 'median' (with ``stat_length``), 'linear_ramp' (with ``end_values``)
+    and 'empty' (which, as in jax.numpy, pads with zeros). ``reflect_type='odd'`` and a
+    callable mode are not supported.
 
     >>> import hessgrad.numpy as hnp
     >>> hnp.pad(hnp.array([1.0, 2.0]), (1, 2), mode="edge").numpy()
     array([1., 1., 2., 2., 2.])
     """
+    if mode in _PAD_STATISTICS or mode == "linear_ramp":
+        return _pad_computed(array, pad_width, mode, kwargs)
+    if mode == "empty":
+        if kwargs:
+            raise TypeError(f"pad: unexpected keyword arguments {sorted(kwargs)} for mode "
+                            "'empty'")
+        mode = "constant"
     return _sh.pad(array, pad_width, mode, **kwargs)
+
+
+_PAD_STATISTICS = {"maximum": _amax, "minimum": _amin, "mean": _mean, "median": _median}
+
+
+def _pad_computed(array, pad_width, mode, kwargs):
+    """The modes whose padding is computed from the array, one axis after another as numpy
+    does (so later axes' padding covers the earlier axes' pads, corners included)."""
+    option = "end_values" if mode == "linear_ramp" else "stat_length"
+    extra = set(kwargs) - {option}
+    if extra:
+        raise TypeError(f"pad: unexpected keyword arguments {sorted(extra)} for mode {mode!r}")
+    array = _sh.as_array(array, "pad")
+    shape = _np.shape(array) if not isinstance(array, _Tensor) else tuple(array.shape)
+    widths = _sh.pad_pairs(pad_width, shape, "pad_width")
+    if (widths < 0).any():
+        raise ValueError(f"pad: pad_width must be non-negative, got {pad_width!r}")
+    given = kwargs.get(option)
+    if isinstance(given, _Tensor) or any(isinstance(v, _Tensor) for v in _np.ravel(
+            _np.asarray(given, dtype=object))):
+        raise TypeError(f"pad: {option} must be numbers, not tensors")
+    if mode == "linear_ramp":
+        options = _sh.pad_pairs(0 if given is None else given, shape, option, _np.float64)
+    else:
+        options = None if given is None else _sh.pad_pairs(given, shape, option)
+        if options is not None and (options < 0).any():
+            raise ValueError(f"pad: stat_length must be non-negative, got {given!r}")
+    dtype = _np.dtype(array.dtype)
+    out = array
+    for ax, (before, after) in enumerate(widths):
+        if before == after == 0:
+            continue
+        n = shape[ax]
+        if n == 0:
+            raise ValueError(f"pad: cannot extend the empty axis {ax} of shape {shape} in "
+                             f"mode {mode!r}")
+        ends = [_sh.getitem(out, index=_sh.index_along(ax, len(shape), part))
+                for part in (slice(0, 1), slice(n - 1, n))]
+        if mode == "linear_ramp":
+            parts = [_ramp(edge, end, width, ax, len(shape), dtype)
+                     for edge, end, width in zip(ends, options[ax], (before, after))]
+            parts[1] = flip(parts[1], ax)
+        else:
+            parts = [_pad_statistic(out, mode, ax, n, side, width, options, dtype)
+                     for side, width in enumerate((before, after))]
+        out = concatenate([parts[0], out, parts[1]], axis=ax)
+    return out
+
+
+def _ramp(edge, end, width, ax, ndim, dtype):
+    """numpy's ``linspace(end, edge, width, endpoint=False)`` along ``ax``."""
+    steps = _np.arange(width, dtype=_np.float64).reshape((-1,) + (1,) * (ndim - ax - 1))
+    ramp = steps * ((edge - end) / max(width, 1)) + end
+    if dtype.kind in "iu":
+        ramp = _floor(ramp)
+    return ramp.astype(dtype) if ramp.dtype != dtype else ramp
+
+
+def _pad_statistic(out, mode, ax, n, side, width, lengths, dtype):
+    """The ``width`` values before (side 0) or after (side 1) ``out`` along ``ax``: the
+    statistic of the ``stat_length`` values at that end of the original extent ``n``."""
+    length = n if lengths is None else min(int(lengths[ax][side]), n)
+    if width and not length:
+        raise ValueError(f"pad: stat_length 0 gives no values for mode {mode!r} on axis {ax}")
+    part = slice(0, length) if side == 0 else slice(n - length, n)
+    stat = _PAD_STATISTICS[mode](_sh.getitem(out, index=_sh.index_along(ax, out.ndim, part)),
+                                 axis=ax, keepdims=True)
+    if dtype.kind in "iu":  # numpy rounds a mean or median into an integer array
+        stat = _around(stat)
+    if stat.dtype != dtype:
+        stat = stat.astype(dtype)
+    block = list(_shape_of(out) if isinstance(out, _Tensor) else _np.shape(out))
+    block[ax] = width
+    return broadcast_to(stat, tuple(block))
 
 
 def diag(v, k=0):

@@ -103,7 +103,7 @@ def _axes_tuple(axis, ndim, what):
     return out
 
 
-def _index_along(axis, ndim, part):
+def index_along(axis, ndim, part):
     return (slice(None),) * axis + (part,) + (slice(None),) * (ndim - axis - 1)
 
 
@@ -339,7 +339,7 @@ def split(ary, indices_or_sections, axis=0, equal=True, what="split"):
         bounds = [0] + [int(i) for i in indices_or_sections] + [n]
     out = []
     for lo, hi in zip(bounds[:-1], bounds[1:]):
-        out.append(getitem(ary, index=_index_along(ax, len(shape), slice(int(lo), int(hi)))))
+        out.append(getitem(ary, index=index_along(ax, len(shape), slice(int(lo), int(hi)))))
     return out
 
 
@@ -383,7 +383,7 @@ def repeat(a, repeats, axis=None):
     except ValueError as exc:
         raise ValueError(f"repeat: repeats of shape {repeats.shape} do not fit axis {ax} of "
                          f"shape {shape}: {exc}") from None
-    return getitem(a, index=_index_along(ax, len(shape), idx))
+    return getitem(a, index=index_along(ax, len(shape), idx))
 
 
 def roll(a, shift, axis=None):
@@ -402,8 +402,8 @@ def roll(a, shift, axis=None):
         if n == 0 or s % n == 0:
             continue
         s %= n
-        a = concatenate(getitem(a, index=_index_along(ax, len(shape), slice(n - s, None))),
-                        getitem(a, index=_index_along(ax, len(shape), slice(0, n - s))),
+        a = concatenate(getitem(a, index=index_along(ax, len(shape), slice(n - s, None))),
+                        getitem(a, index=index_along(ax, len(shape), slice(0, n - s))),
                         axis=ax)
     return a
 
@@ -435,17 +435,24 @@ def rot90(m, k=1, axes=(0, 1)):
     return flip(transpose(m, axes=tuple(perm)), a1)
 
 
+def pad_pairs(value, shape, name, dtype=np.int64):
+    """numpy.pad's ``(before, after)`` per axis from a number, a pair or one pair per axis
+    (``pad_width``, ``stat_length``, ``end_values``): an array of shape ``(ndim, 2)``."""
+    try:
+        pairs = np.asarray(value, dtype=dtype)
+        return np.broadcast_to(pairs.reshape(-1, 2) if pairs.ndim else pairs, (len(shape), 2))
+    except (TypeError, ValueError):
+        raise ValueError(f"pad: {name} {value!r} does not fit an array of shape "
+                         f"{shape}") from None
+
+
 def pad(array, pad_width, mode="constant", **kwargs):
-    """numpy.pad with modes 'constant', 'edge', 'reflect', 'symmetric' and 'wrap'."""
+    """numpy.pad with modes 'constant', 'edge', 'reflect', 'symmetric' and 'wrap' (the
+    numpy namespace adds the modes that compute their values)."""
     array = as_array(array, "pad")
     shape = _shape(array, "pad", "array")
     ndim = len(shape)
-    try:
-        widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64).reshape(-1, 2)
-                                 if np.ndim(pad_width) else np.asarray(pad_width), (ndim, 2))
-    except ValueError:
-        raise ValueError(f"pad: pad_width {pad_width!r} does not fit an array of shape "
-                         f"{shape}") from None
+    widths = pad_pairs(pad_width, shape, "pad_width")
     if (widths < 0).any():
         raise ValueError(f"pad: pad_width must be non-negative, got {pad_width!r}")
     if mode == "constant":
@@ -495,7 +502,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
             except ValueError as exc:
                 raise ValueError(f"pad: cannot pad axis {ax} of shape {shape} in mode "
                                  f"{mode!r}: {exc}") from None
-            out = getitem(out, index=_index_along(ax, ndim, idx))
+            out = getitem(out, index=index_along(ax, ndim, idx))
         return out
     raise ValueError(f"pad: mode {mode!r} is not supported; use 'constant', 'edge', "
                      "'reflect', 'symmetric' or 'wrap'")
@@ -627,8 +634,8 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
         a = join(pieces, ax, "diff")
     for _ in range(n):
         ndim = len(shape_of(a))
-        a = ew.subtract(getitem(a, index=_index_along(ax, ndim, slice(1, None))),
-                        getitem(a, index=_index_along(ax, ndim, slice(None, -1))))
+        a = ew.subtract(getitem(a, index=index_along(ax, ndim, slice(1, None))),
+                        getitem(a, index=index_along(ax, ndim, slice(None, -1))))
     return a
 
 
@@ -670,7 +677,7 @@ def delete(arr, obj, axis=None):
     shape = _shape(arr, "delete", "arr")
     ax = normalize_axis(axis, len(shape), "delete")
     keep = _positions("delete", np.delete, shape, ax, obj)
-    return getitem(arr, index=_index_along(ax, len(shape), keep))
+    return getitem(arr, index=index_along(ax, len(shape), keep))
 
 
 def _positions(what, numpy_fn, shape, ax, obj, *extra):
@@ -706,4 +713,4 @@ def insert(arr, obj, values, axis=None):
     order = _positions("insert", np.insert, shape, ax, obj,
                        np.arange(shape[ax], shape[ax] + m))
     both = join([arr, values], ax, "insert")
-    return getitem(both, index=_index_along(ax, len(shape), order))
+    return getitem(both, index=index_along(ax, len(shape), order))

@@ -73,6 +73,16 @@ CASES = {
     "pad_symmetric": (lambda m, a: m.pad(a, ((1, 0), (2, 2)), mode="symmetric"),
                       [(r(2, 3),)]),
     "pad_wrap": (lambda m, a: m.pad(a, (4, 1), mode="wrap"), [(r(3),)]),
+    "pad_maximum": (lambda m, a: m.pad(a, ((1, 2), (2, 1)), mode="maximum"), [(r(3, 4),)]),
+    "pad_maximum_1d": (lambda m, a: m.pad(a, (1, 2), mode="maximum"), [(r(5),)]),
+    "pad_minimum": (lambda m, a: m.pad(a, 2, mode="minimum", stat_length=2), [(r(3, 4),)]),
+    "pad_mean": (lambda m, a: m.pad(a, ((0, 2), (1, 1)), mode="mean",
+                                    stat_length=((1, 3), (2, 9))), [(r(3, 4),)]),
+    "pad_median": (lambda m, a: m.pad(a, (1, 3), mode="median"), [(r(4, 3),), (r(5),)]),
+    "pad_linear_ramp": (lambda m, a: m.pad(a, ((2, 0), (1, 3)), mode="linear_ramp",
+                                           end_values=((1.0, 2.0), (-3.0, 4.0))),
+                        [(r(2, 3),)]),
+    "pad_linear_ramp_0": (lambda m, a: m.pad(a, 3, mode="linear_ramp"), [(r(4),)]),
     "diag": (lambda m, a: m.diag(a), [(r(3),), (r(3, 4),), (r(0),)]),
     "diag_k": (lambda m, a: m.diag(a, -2), [(r(3),), (r(3, 4),)]),
     "diagflat": (lambda m, a: m.diagflat(a, 1), [(r(2, 2),)]),
@@ -153,6 +163,19 @@ def test_graph_mode_value_and_gradient(name, f, args):
                                rtol=1e-13, atol=1e-13)
     loss = hg.grad(lambda *xs: hnp.sum(f(hnp, *xs) ** 2))
     np.testing.assert_allclose(hg.function(loss)(*args), loss(*args), rtol=1e-12, atol=1e-13)
+
+
+def test_pad_statistics_and_ramps_keep_integer_dtypes_and_empty_pads_with_zeros():
+    a = np.arange(12).reshape(3, 4) * 3
+    for mode, options in [("mean", {}), ("median", {"stat_length": 2}), ("maximum", {}),
+                          ("linear_ramp", {"end_values": (1, 20)})]:
+        got = hnp.pad(a, (2, 1), mode=mode, **options)
+        want = np.pad(a, (2, 1), mode=mode, **options)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    x = hg.constant(r(2, 3))
+    np.testing.assert_array_equal(hnp.pad(x, 1, mode="empty").numpy(),
+                                  np.pad(x.numpy(), 1))
 
 
 def test_split_returns_pieces_like_numpy():
@@ -248,6 +271,13 @@ def test_nonzero_family_and_where_one_argument():
     (lambda: hnp.array([[hg.constant(1.0)], [1.0, 2.0]]), ValueError, "ragged"),
     (lambda: hnp.tile(hg.constant(r(2)), (-1,)), ValueError, "tile"),
     (lambda: hnp.pad(hg.constant(r(2)), -1), ValueError, "pad"),
+    (lambda: hnp.pad(hg.constant(r(0, 2)), 1, mode="mean"), ValueError, "pad.*empty axis 0"),
+    (lambda: hnp.pad(hg.constant(r(3)), 1, mode="maximum", stat_length=0), ValueError,
+     "pad: stat_length 0"),
+    (lambda: hnp.pad(r(3), 1, mode="linear_ramp", end_values=hg.constant(1.0)), TypeError,
+     "pad: end_values"),
+    (lambda: hnp.pad(r(3), 1, mode="median", end_values=1.0), TypeError, "pad.*end_values"),
+    (lambda: hnp.pad(r(3), (1, 2, 3), mode="mean"), ValueError, "pad: pad_width"),
 ])
 def test_errors_name_function_and_shapes(call, exc, match):
     with pytest.raises(exc, match=match):
