@@ -339,6 +339,7 @@ def eigsh(A, k=6, which="LM", *, tol=0.0, maxiter=None, v0=None,
     V[:, 0] = _start_vector("eigsh", v0, n, rng)
     anorm, j0, restarts = 0.0, 0, 0
     check_from, last_ratio = m, None
+    nlock = 0  # V[:, :nlock] are converged Ritz vectors, locked: decoupled from the rest
     while True:
         for j in range(j0, m):
             beta, _, _, anorm = _extend(op, V, T, j, j + 1, rng, anorm=anorm)
@@ -346,7 +347,7 @@ def eigsh(A, k=6, which="LM", *, tol=0.0, maxiter=None, v0=None,
             if size == m or (size > k and size >= check_from):
                 # Convergence test on the Ritz pairs of the current basis, also in
                 # mid-cycle: stopping there saves the rest of the cycle.
-                theta, S = np.linalg.eigh(T[:size, :size])
+                theta, S = _ritz(T, size, nlock, anorm)
                 wanted = _priority(theta, which)[:k]
                 anorm = max(anorm, float(np.abs(theta).max()))
                 limit = np.maximum(tol * np.maximum(np.abs(theta[wanted]), _EPS23),
@@ -363,12 +364,21 @@ def eigsh(A, k=6, which="LM", *, tol=0.0, maxiter=None, v0=None,
         # Thick restart: keep the best Ritz vectors, continue from V[:, m].
         keep = min(_restart_size(k, m, int(converged.sum())), m - 1)
         kept = _priority(theta, which)[:keep]
+        # Wanted pairs converged to machine precision are locked, as ARPACK deflates: moved
+        # to the front with their coupling to the new direction (below rounding) set to
+        # zero, so that copies of a multiple eigenvalue emerging later from rounding do
+        # not mix with them. (Locking at a loose ``tol`` instead costs matvecs: the
+        # neighbours of a pair locked with a 1e-8 residual converge more slowly.)
+        exact = np.abs(beta * S[m - 1, wanted]) <= _EPS * anorm
+        locked = np.isin(kept, wanted[exact])
+        kept = np.concatenate([kept[locked], kept[~locked]])
+        nlock = int(locked.sum())
         Sk = S[:, kept]
         V[:, :keep] = _combine(V, m, Sk)
         V[:, keep] = V[:, m]
         T[:] = 0.0
         T[np.arange(keep), np.arange(keep)] = theta[kept]
-        T[:keep, keep] = T[keep, :keep] = beta * Sk[m - 1, :]
+        T[nlock:keep, keep] = T[keep, nlock:keep] = beta * Sk[m - 1, nlock:]
         if last_ratio is not None:
             check_from = _next_check(keep, m, m - j0, ratio, last_ratio)
         last_ratio, j0 = ratio, keep
@@ -378,6 +388,46 @@ def eigsh(A, k=6, which="LM", *, tol=0.0, maxiter=None, v0=None,
         f"eigsh: {int(converged.sum())} of {k} eigenpairs converged after "
         f"{maxiter} restarts ({op.nmatvec} matvecs)", theta[good],
         V[:, :m] @ S[:, good], np.sort(theta[wanted]))
+
+
+def _ritz(T, size, nlock, anorm):
+    """Ritz values and vectors of ``T[:size, :size]``, whose first ``nlock`` rows are
+    locked pairs (diagonal and decoupled: their vectors stay unit vectors).
+
+    Ritz values equal to within ``eigh``'s rounding (consecutive gaps of at most
+    ``16 eps ||A||``) are one multiple eigenvalue of ``T``, whose eigenvectors ``eigh``
+    returns in an arbitrary basis. That basis is rotated so that only one vector keeps
+    a component along the last row (the coupling to the next Lanczos vector); the others
+    have residual zero up to the cluster's width, with their Rayleigh quotients as values.
+    Without this, copies of a multiple eigenvalue emerging from rounding keep mixing with
+    the converged ones, and no pair in the cluster passes the convergence test.
+    """
+    if nlock:
+        theta, S_active = np.linalg.eigh(T[nlock:size, nlock:size])
+        S = np.zeros((size, size))
+        S[np.arange(nlock), np.arange(nlock)] = 1.0
+        S[nlock:, nlock:] = S_active
+        theta = np.concatenate([np.diag(T)[:nlock], theta])
+    else:
+        theta, S = np.linalg.eigh(T[:size, :size])
+    order = np.argsort(theta, kind="stable")
+    close = np.diff(theta[order]) <= 16 * _EPS * anorm
+    if not close.any():
+        return theta, S
+    starts = np.flatnonzero(np.diff(np.concatenate([[False], close, [False]]).astype(int)))
+    for first, last in zip(starts[::2], starts[1::2]):
+        cols = order[first:last + 1]
+        z = S[size - 1, cols]
+        znorm = float(np.linalg.norm(z))
+        if znorm == 0.0:
+            continue
+        u = z.copy()
+        u[0] += math.copysign(znorm, z[0])  # Householder: z @ H = -sign(z0) ||z|| e_0
+        H = np.eye(cols.size) - (2.0 / (u @ u)) * np.outer(u, u)
+        S[:, cols] = S[:, cols] @ H
+        S[size - 1, cols[1:]] = 0.0
+        theta[cols] = (H * H).T @ theta[cols]
+    return theta, S
 
 
 def _ritz_pairs(V, size, theta, S, wanted, return_eigenvectors):
