@@ -282,7 +282,13 @@ def eigsh(A, k=6, which="LM", *, tol=0.0, maxiter=None, v0=None,
     basis is extended again from the residual direction (Wu and Simon's thick
     restart, equivalent to ARPACK's implicit restart with exact shifts).  Unlike
     ARPACK, convergence is also tested inside a cycle once the residuals predict it,
-    so the run stops at the step where the pairs converge.
+    so the run stops at the step where the pairs converge. Pairs converged to machine
+    precision are locked (decoupled, as ARPACK deflates them), and Ritz values equal to
+    rounding are treated as one multiple eigenvalue (see ``_ritz``). A Krylov method
+    sees one copy of a multiple eigenvalue in exact arithmetic; further copies emerge
+    from rounding, so for ``k`` at or above a multiplicity some start vectors may give
+    lower eigenvalues in place of missing copies (so may ARPACK): a larger ``ncv`` or a
+    second start vector is the check.
 
     Args:
         A: symmetric operator, in any form accepted by ``aslinearoperator_like``.
