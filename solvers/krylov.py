@@ -145,6 +145,8 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
 
     bnorm = float(np.linalg.norm(b))
     tol = max(rtol * bnorm, atol)
+    if bnorm == 0.0:
+        x = None  # A x = 0 has the solution x = 0, whatever x0 (as SciPy)
     if x is None:
         x = np.zeros(n, dtype=dtype)
         r = b.copy()
@@ -401,7 +403,7 @@ def minres(A, b, x0=None, *, rtol=1e-5, shift=0.0, maxiter=None, M=None,
     start = op.nmatvec
     eps = float(np.finfo(dtype).eps)
 
-    if x is None:
+    if x is None or not b.any():  # for b = 0, x = 0 whatever x0 (as SciPy)
         x = np.zeros(n, dtype=dtype)
         r_old = b.copy()
     else:
@@ -420,8 +422,9 @@ def minres(A, b, x0=None, *, rtol=1e-5, shift=0.0, maxiter=None, M=None,
             status=status, message=message, residual_norm=rnorm, anorm=anorm,
             acond=acond)
 
-    if beta1_sq == 0 or not b.any():
-        return finish(CONVERGED, 0, 0.0, 0.0, 1.0, "b - A x0 is zero")
+    if beta1_sq == 0:
+        return finish(CONVERGED, 0, 0.0, 0.0, 1.0,
+                      "b - A x0 is zero" if b.any() else "b is zero: x = 0")
     beta1 = math.sqrt(beta1_sq)
 
     # Lanczos state: r_old, r_cur are unpreconditioned vectors; y = M r_cur.

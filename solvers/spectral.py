@@ -25,7 +25,9 @@ class SpectralDensity:
     """Quadrature rules of stochastic Lanczos quadrature, one per probe.
 
     Attributes:
-        nodes: Ritz values, shape ``(num_probes, lanczos_steps)``.
+        nodes: Ritz values, shape ``(num_probes, lanczos_steps)``; a rule cut short by
+            a Lanczos breakdown (an operator with few distinct eigenvalues) is padded
+            with its largest node at weight 0.
         weights: quadrature weights (each row sums to 1), same shape.
         n: size of the operator.
         num_matvecs: matvecs spent.
@@ -114,7 +116,8 @@ def spectral_density(A, *, num_probes=10, lanczos_steps=30, rng=None):
         theta, S = np.linalg.eigh(res.tridiagonal())
         m = theta.size               # < steps after an early breakdown
         nodes[i, :m] = theta
-        weights[i, :m] = S[0, :] ** 2
+        nodes[i, m:] = theta[-1]     # padding: a real Ritz value (weight 0), so f(node)
+        weights[i, :m] = S[0, :] ** 2  # is finite where f is (0 * log(0) would be NaN)
     return SpectralDensity(nodes, weights, n, op.nmatvec - start)
 
 

@@ -127,6 +127,17 @@ def test_cg_zero_rhs_and_negative_curvature_info():
     assert res.negative_curvature and res.d @ np.diag([1.0, -1.0]) @ res.d <= 0
 
 
+def test_zero_rhs_gives_zero_whatever_x0_as_scipy():
+    # minres returned x0 itself with success; cg spent its whole budget chasing a zero
+    # tolerance. SciPy returns x = 0 at once.
+    A = MATRICES["spd_well"]
+    x0 = np.linspace(1.0, 2.0, A.shape[0])
+    for solver in (cg, minres):
+        res = solver(A, np.zeros(A.shape[0]), x0=x0, full_output=True)
+        assert res.status == 0 and res.nit == 0 and res.nmatvec == 0
+        assert not res.x.any() and res.x is not x0
+
+
 def test_minres_shift_and_x0():
     A = MATRICES["spd_well"]
     b = rhs(A.shape[0])

@@ -37,6 +37,18 @@ def test_slq_shapes_and_weights(slq):
     assert LAM.min() - 1e-8 <= slq.nodes.min() and slq.nodes.max() <= LAM.max() + 1e-8
 
 
+def test_rules_cut_short_by_breakdown_pad_with_a_ritz_value():
+    # Few distinct eigenvalues: Lanczos breaks down early and the rest of each rule was
+    # node 0 (weight 0), so trace(log) and trace(1 / x) were NaN.
+    sd = spectral_density(2.0 * np.eye(20), num_probes=3, lanczos_steps=10, rng=0)
+    np.testing.assert_allclose(sd.nodes, 2.0)
+    assert sd.trace(np.log) == pytest.approx(20 * np.log(2.0))
+    assert sd.trace(lambda x: 1.0 / x) == pytest.approx(10.0)
+    C = with_spectrum(np.repeat([1.0, 2.0, 3.0], 10), seed=3)
+    sd = spectral_density(C, num_probes=5, lanczos_steps=8, rng=0)
+    assert sd.nodes.min() >= 1.0 - 1e-12 and np.isfinite(sd.trace(np.log))
+
+
 def test_density_integrates_to_one(slq):
     grid = np.linspace(-4.0, 6.0, 4001)
     rho = slq.density(grid, sigma=0.1)
