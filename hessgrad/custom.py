@@ -4,6 +4,7 @@ import functools
 import inspect
 
 from .engine.dispatch import READ, bind
+from .engine.forward import ForwardAccumulator
 from .engine.nest import flatten, pack_as
 from .engine.registry import Primitive
 from .engine.state import STATE, Recorder
@@ -24,15 +25,15 @@ class _VariableWatcher(Recorder):
         return node
 
 
-class _Isolated:
-    """Run with no recorder but ``watcher``: nothing is kept on any tape."""
+class _Recorders:
+    """Run with exactly ``recorders`` observing ops (none paused)."""
 
-    def __init__(self, watcher):
-        self.watcher = watcher
+    def __init__(self, recorders):
+        self.recorders = recorders
 
     def __enter__(self):
         self.saved = STATE.recorders, STATE.limit
-        STATE.recorders, STATE.limit = [self.watcher], None
+        STATE.recorders, STATE.limit = self.recorders, None
 
     def __exit__(self, *exc):
         STATE.recorders, STATE.limit = self.saved
@@ -40,11 +41,11 @@ class _Isolated:
 
 # Inputs of a custom_gradient node: the function's tensor arguments, the variables it read
 # (as read by the node; the Variable objects themselves are a parameter) and its results.
-def _custom_forward(*values, n_args, variables, grad_fn):
+def _custom_forward(*values, n_args, variables, grad_fn, tangents_fn=None):
     return tuple(values[n_args + len(variables):])
 
 
-def _custom_vjp(g, ans, *inputs, n_args, variables, grad_fn):
+def _custom_vjp(g, ans, *inputs, n_args, variables, grad_fn, tangents_fn=None):
     n_vars = len(variables)
     if n_vars:
         input_grads, variable_grads = grad_fn(*g, variables=list(variables))
@@ -62,23 +63,27 @@ def _custom_vjp(g, ans, *inputs, n_args, variables, grad_fn):
     return list(input_grads) + list(variable_grads) + [None] * (len(inputs) - n_args - n_vars)
 
 
-def _custom_jvp(tangents, ans, *inputs, n_args, variables, grad_fn):
-    # Forward mode differentiates the function's own ops: the outputs' tangents are those
-    # of the results it computed (grad_fn is a reverse-mode rule only).
-    return tuple(tangents[n_args + len(variables):])
+def _custom_jvp(tangents, ans, *inputs, n_args, variables, grad_fn, tangents_fn=None):
+    # Forward mode differentiates the function's own ops (grad_fn is a reverse-mode rule
+    # only): the outputs' tangents are those of the results it computed, or, when its ops
+    # were not recorded (recompute_grad), those of a recomputation.
+    n_in = n_args + len(variables)
+    if tangents_fn is not None:  # the Variables themselves: f reads them again
+        return tangents_fn(list(inputs[:n_args]) + list(variables), tangents[:n_in])
+    return tuple(tangents[n_in:])
 
 
 CUSTOM = Primitive("custom_gradient", _custom_forward, vjp=_custom_vjp, jvp=_custom_jvp,
                    multiple_results=True)
 
 
-def _call_with_gradient(f, args, kwargs, record_forward):
+def _call_with_gradient(f, args, kwargs, record_forward, tangents_fn=None):
     watcher = _VariableWatcher()
     if record_forward:
         with watcher:
             result, grad_fn = f(*args, **kwargs)
     else:
-        with _Isolated(watcher):
+        with _Recorders([watcher]):  # nothing is kept on any tape
             result, grad_fn = f(*args, **kwargs)
     variables = list(watcher.variables.values())
     if variables and "variables" not in inspect.signature(grad_fn).parameters and not any(
@@ -87,8 +92,10 @@ def _call_with_gradient(f, args, kwargs, record_forward):
                         "grad_fn must accept a keyword argument 'variables'.")
     flat_args = [a for a in flatten(args) if isinstance(a, Tensor)]
     flat_result = flatten(result)
-    outs = bind(CUSTOM, tuple(flat_args + variables + flat_result),
-                {"n_args": len(flat_args), "variables": tuple(variables), "grad_fn": grad_fn})
+    params = {"n_args": len(flat_args), "variables": tuple(variables), "grad_fn": grad_fn}
+    if tangents_fn is not None:
+        params["tangents_fn"] = tangents_fn
+    outs = bind(CUSTOM, tuple(flat_args + variables + flat_result), params)
     return pack_as(result, list(outs))
 
 
@@ -162,7 +169,20 @@ def recompute_grad(f):
 
             return result, grad_fn
 
-        return _call_with_gradient(forward, args, {}, record_forward=False)
+        def tangents_fn(primals, tangents):
+            """Forward mode: recompute ``f`` under an accumulator of the inputs' tangents,
+            observed by the recorders outside the one asking (so it nests)."""
+            limit = STATE.limit
+            outside = STATE.recorders[:limit] if limit is not None else STATE.recorders
+            watched = [(p, t) for p, t in zip(primals, tangents) if t is not None]
+            with _Recorders(list(outside)):
+                with ForwardAccumulator([p for p, _ in watched],
+                                        [t for _, t in watched]) as acc:
+                    recomputed = f(*args, **kwargs)
+            return tuple(acc.jvp(flatten(recomputed)))
+
+        return _call_with_gradient(forward, args, {}, record_forward=False,
+                                   tangents_fn=tangents_fn)
 
     return decorated
 

@@ -360,6 +360,33 @@ def test_recompute_grad_reruns_forward_and_saves_tape_memory():
     np.testing.assert_allclose(results["recompute"][2], results["plain"][2], rtol=1e-12)
 
 
+def test_recompute_grad_keeps_forward_mode_derivatives():
+    # Its forward ran with no recorder, so an accumulator saw no tangent: jvp was None and
+    # the default (forward-over-reverse) HVP and Hessian silently dropped its terms.
+    w = hg.Variable(np.array([0.5, -1.5, 2.0]))
+
+    def layer(x):
+        return hg.tanh(x * w) * x
+
+    xv, vv = np.array([0.3, -0.2, 0.7]), np.array([1.0, 0.5, -1.0])
+    x = hg.constant(xv)
+    with hg.ForwardAccumulator((x, w), (hg.constant(vv), hg.constant(vv[::-1]))) as acc:
+        plain, recomputed = layer(x), hg.recompute_grad(layer)(x)
+    np.testing.assert_allclose(acc.jvp(recomputed).numpy(), acc.jvp(plain).numpy(),
+                               rtol=1e-14)
+
+    def loss(layer):
+        return lambda x: hg.reduce_sum(layer(x) ** 2)
+    expected = hg.hessian(loss(layer))(xv)
+    for mode in ("fwd-rev", "rev-fwd", "rev-rev"):
+        np.testing.assert_allclose(hg.hvp(loss(hg.recompute_grad(layer)), mode=mode)(xv, vv),
+                                   expected @ vv, rtol=1e-13)
+    np.testing.assert_allclose(hg.hessian(loss(hg.recompute_grad(layer)))(xv), expected,
+                               rtol=1e-13)
+    np.testing.assert_allclose(hg.jacfwd(hg.recompute_grad(layer))(xv),
+                               hg.jacrev(layer)(xv), rtol=1e-14)
+
+
 @pytest.mark.parametrize("mode", ["tape", "graph"])
 def test_long_chain_has_no_recursion_limit(mode):
     n = 100_000
