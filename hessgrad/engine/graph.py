@@ -6,7 +6,7 @@ from .dispatch import READ
 from .node import Node
 from .registry import Primitive
 from .state import STATE
-from .tensor import Tensor, Variable
+from .tensor import Tensor, Variable, owned
 
 
 def _placeholder_forward():
@@ -106,7 +106,7 @@ class Graph:
         plan = self._plans.get(key)
         if plan is None:
             plan = self._plans[key] = Plan(self, fetch_list, feeds)
-        results = plan.run([feed_dict[t] for t in feeds])
+        results = [owned(r) for r in plan.run([feed_dict[t] for t in feeds])]
         return results[0] if single else results
 
 
@@ -274,9 +274,15 @@ class Plan:
         self.largest_dynamic_size = max(
             [int(np.prod(o.shape, dtype=np.int64)) for *_, node in self.steps
              for o in node.outputs if o.shape is not None and None not in o.shape] or [1])
-        self.fetch_slots = [slots[id(t)] if isinstance(t, Tensor) and t._value is None else
-                            slot_of(("const", len(self.template)), np.asarray(t))
-                            for t in fetches]
+        def fetch_slot(t):
+            if isinstance(t, Variable):  # read at every run, as an op's Variable input
+                s = slot_of(id(t))
+                self.variables.append((s, t))
+                return s
+            if isinstance(t, Tensor) and t._value is None:
+                return slots[id(t)]
+            return slot_of(("const", len(self.template)), np.asarray(t))
+        self.fetch_slots = [fetch_slot(t) for t in fetches]
 
     def run(self, feed_values):
         env = list(self.template)

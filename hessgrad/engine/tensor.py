@@ -159,6 +159,9 @@ class Variable(Tensor):
     def __init__(self, initial_value, trainable=True, name=None, dtype=None):
         value = initial_value.numpy() if isinstance(initial_value, Tensor) else initial_value
         super().__init__(np.array(value, dtype=dtype))
+        # Read-only storage, replaced (never written) by assign: a value handed out (a
+        # fetch, a recorded read) can neither change later nor be changed by its holder.
+        self._value.flags.writeable = False
         self.trainable = bool(trainable)
         self._uid = next(_variable_ids)
         self._var_name = name or f"Variable_{self._uid}"
@@ -176,6 +179,7 @@ class Variable(Tensor):
                 f"the new value has shape {new.shape}")
         # A new array, never an in-place write: tapes keep the old value alive if they need it.
         self._value = new.astype(self._value.dtype, copy=True)
+        self._value.flags.writeable = False
         return self
 
     def assign_add(self, delta):
@@ -185,10 +189,16 @@ class Variable(Tensor):
         return self.assign(self._value - np.asarray(delta))
 
     def value(self):
-        return Tensor(self._value)
+        """The current value as a Tensor: a differentiable read (watched by tapes, a live
+        input of graphs and traced functions), as TensorFlow's."""
+        from .dispatch import READ, bind  # dispatch imports this module
+        return bind(READ, (self,), {})
 
-    def read_value(self):
-        return Tensor(self._value)
+    read_value = value
+
+    def numpy(self):
+        """A copy of the current value (as TensorFlow's)."""
+        return self._value.copy()
 
     def __repr__(self):
         return f"<hessgrad.Variable {self._var_name!r} shape={self.shape} dtype={self.dtype} " \

@@ -110,6 +110,33 @@ def test_variables_in_graph_mode_are_read_at_run_time():
     np.testing.assert_allclose(g.run(dv), [6.0, 8.0])
 
 
+def test_variable_reads_and_fetches_are_live_and_protect_the_variable():
+    # value()/read_value() returned a detached snapshot (no gradient; frozen inside a
+    # traced function), and a fetched Variable was frozen at plan time.
+    v = hg.Variable([1.0, 2.0])
+    with hg.GradientTape(persistent=True) as tape:
+        ys = [hg.reduce_sum(read() * 2.0) for read in (v.value, v.read_value)]
+    for y in ys:
+        np.testing.assert_allclose(tape.gradient(y, v).numpy(), [2.0, 2.0])
+    with hg.Graph().as_default() as g:
+        p = hg.placeholder("float64", (2,))
+        (dv,) = hg.gradients(hg.reduce_sum(v.value() * p), [v])
+        w = v * 1.0
+    np.testing.assert_allclose(g.run(dv, {p: np.array([3.0, 4.0])}), [3.0, 4.0])
+    f = hg.function(lambda a: (hg.reduce_sum(v.read_value() * a), v))
+    a = np.ones(2)
+    f(a), g.run([v, w])
+    v.assign([10.0, 20.0])
+    total, fetched = f(a)
+    assert float(total) == 30.0
+    np.testing.assert_allclose(fetched, [10.0, 20.0])
+    np.testing.assert_allclose(g.run([v, w]), [[10.0, 20.0]] * 2)
+    # what the caller receives is its own array: writing to it leaves the variable alone
+    for out in (fetched, g.run([v, w])[0], v.numpy()):
+        out[0] = 99.0
+    np.testing.assert_allclose(v.numpy(), [10.0, 20.0])
+
+
 def test_tape_nested_higher_order():
     x = hg.constant(3.0)
     with hg.GradientTape() as g:
