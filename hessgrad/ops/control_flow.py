@@ -775,6 +775,8 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
     if not callable(false_fn):
         raise TypeError(f"cond: false_fn must be callable, got {false_fn!r}")
     graph = get_default_graph()
+    if isinstance(pred, Variable) and graph is not None:
+        pred = graph.read_variable(pred)  # decided when the graph runs, as any read
     symbolic = isinstance(pred, Tensor) and pred._value is None and not isinstance(pred, Variable)
     if not symbolic:
         return true_fn() if bool(pred) else false_fn()

@@ -339,6 +339,21 @@ def test_graph_cond_structures_and_concrete_pred():
         assert cond(True, lambda: 1, lambda: 2) == 1
 
 
+def test_graph_cond_on_a_variable_is_decided_at_run_time():
+    # A Variable predicate was read once while building (bool(pred)): the traced function
+    # kept the branch of its trace after flag.assign(False).
+    flag = hg.Variable(True)
+    traced = hg.function(lambda a: cond(flag, lambda: a * 2.0, lambda: a * 3.0))
+    a = np.array([1.0])
+    np.testing.assert_allclose(traced(a), [2.0])
+    flag.assign(False)
+    np.testing.assert_allclose(traced(a), [3.0])
+    with hg.Graph().as_default() as g:
+        out = cond(flag, lambda: hg.constant(2.0), lambda: hg.constant(3.0))
+    flag.assign(True)
+    assert float(g.run(out)) == 2.0
+
+
 def test_graph_variable_captured_by_loop():
     v = hg.Variable(np.array([0.5, 1.5]))
     with hg.Graph().as_default() as g:
