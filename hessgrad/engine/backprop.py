@@ -47,6 +47,28 @@ def check_unconnected(value):
     raise ValueError(f"unconnected_gradients must be 'none' or 'zero', got {value!r}")
 
 
+def check_seeds(targets, seeds, where, what):
+    """The initial gradients ``seeds`` (None = ones) of ``targets``, checked: each must have
+    its target's shape (a broadcast seed was summed away silently), and a number or array
+    takes a float target's dtype. ``where``/``what`` name the function and argument."""
+    out = []
+    for k, (y, g) in enumerate(zip(targets, seeds)):
+        if g is None or not isinstance(y, Tensor):
+            out.append(g)
+            continue
+        if not isinstance(g, Tensor):
+            g = np.asarray(g)
+            if y.dtype is not None and is_differentiable_dtype(y.dtype) and g.dtype != y.dtype:
+                g = g.astype(y.dtype)
+        y_shape, g_shape = y.shape, shape_of(g)
+        if y_shape is not None and g_shape is not None and (len(y_shape) != len(g_shape) or any(
+                a is not None and b is not None and a != b for a, b in zip(y_shape, g_shape))):
+            raise ValueError(f"{where}: {what}[{k}] has shape {tuple(g_shape)} but its target "
+                             f"has shape {tuple(y_shape)}")
+        out.append(g)
+    return out
+
+
 def backprop(targets, target_grads, sources, producer=None, *, records=None, connected=None,
              stop=(), aggregation_method=None, unconnected=UnconnectedGradients.NONE):
     """Gradients of ``sum(targets)`` (weighted by ``target_grads``) with respect to ``sources``.

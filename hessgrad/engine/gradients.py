@@ -1,6 +1,6 @@
 """``gradients()``: graph-mode symbolic differentiation (TensorFlow's ``tf.gradients``)."""
 
-from .backprop import UnconnectedGradients, backprop, check_unconnected
+from .backprop import UnconnectedGradients, backprop, check_seeds, check_unconnected
 from .graph import get_default_graph
 from .nest import flatten
 from .tensor import Tensor
@@ -68,7 +68,8 @@ def gradients(ys, xs, grad_ys=None, name="gradients", gate_gradients=False,
         if not isinstance(x, Tensor):
             raise TypeError(f"gradients: xs must be tensors or Variables, got {x!r}")
     targets = [y for y in ys if isinstance(y, Tensor)]
-    target_grads = [g for y, g in zip(ys, grad_ys) if isinstance(y, Tensor)]
+    target_grads = check_seeds(targets, [g for y, g in zip(ys, grad_ys) if isinstance(y, Tensor)],
+                               "gradients", "grad_ys")
     with graph.as_default():
         return backprop(targets, target_grads, xs, _graph_producer,
                         stop=flatten(stop_gradients) if stop_gradients is not None else (),

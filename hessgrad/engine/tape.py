@@ -1,6 +1,7 @@
 """GradientTape: records eager (or traced) ops that touch watched tensors; differentiates them."""
 
-from .backprop import UnconnectedGradients, backprop, check_unconnected, unconnected_gradient
+from .backprop import UnconnectedGradients, backprop, check_seeds, check_unconnected, \
+    unconnected_gradient
 from .dispatch import READ, bind
 from .nest import flatten, pack_as
 from .registry import get
@@ -137,6 +138,8 @@ class GradientTape(Recorder):
             if len(target_grads) != len(targets):
                 raise ValueError(f"GradientTape.gradient: {len(targets)} targets but "
                                  f"{len(target_grads)} output_gradients")
+            target_grads = check_seeds(targets, target_grads, "GradientTape.gradient",
+                                       "output_gradients")
         targets = [t if isinstance(t, Tensor) else Tensor(None) for t in targets]
         grads = self._backprop(targets, target_grads, flat_sources, unconnected)
         if not self._persistent:

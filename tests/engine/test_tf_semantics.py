@@ -137,6 +137,29 @@ def test_variable_reads_and_fetches_are_live_and_protect_the_variable():
     np.testing.assert_allclose(v.numpy(), [10.0, 20.0])
 
 
+def test_output_gradients_and_grad_ys_must_have_the_targets_shapes():
+    # A (2, 3) seed for a (3,) target was summed away silently ([4, 8, 12] for x * x).
+    x = hg.constant([1.0, 2.0, 3.0])
+    for seed in (np.ones((2, 3)), np.ones(1), 1.0):
+        with hg.GradientTape() as tape:
+            tape.watch(x)
+            y = x * x
+        with pytest.raises(ValueError, match=r"GradientTape.gradient: output_gradients\[0\] "
+                           r"has shape .* but its target has shape \(3,\)"):
+            tape.gradient(y, x, output_gradients=seed)
+    with hg.Graph().as_default():
+        p = hg.placeholder("float64", (3,))
+        with pytest.raises(ValueError, match=r"gradients: grad_ys\[0\] has shape \(2, 3\)"):
+            hg.gradients(p * p, [p], grad_ys=np.ones((2, 3)))
+    # an integer seed for a float target gives a float gradient
+    with hg.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    g = tape.gradient(y, x, output_gradients=np.array([1, 0, 2]))
+    assert g.dtype == np.float64
+    np.testing.assert_allclose(g.numpy(), [2.0, 0.0, 12.0])
+
+
 def test_tape_nested_higher_order():
     x = hg.constant(3.0)
     with hg.GradientTape() as g:
