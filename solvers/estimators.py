@@ -59,7 +59,7 @@ def _probes(n, m, distribution, rng, caller):
 
 
 def _setup(caller, A, num_matvecs, rng, minimum=1):
-    op = aslinearoperator_like(A, caller=caller, name="A")
+    op = aslinearoperator_like(A, caller=caller, name="A", caller_takes_size=False)
     if op.shape[0] != op.shape[1]:
         raise ValueError(f"{caller}: A must be square, got shape {op.shape}")
     if not isinstance(num_matvecs, numbers.Integral) or num_matvecs < minimum:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.optimize import OptimizeResult
 
-from .krylov import cg, minres
+from .krylov import _check_finite, _check_number, cg, minres
 from .lanczos import power_iteration
 from .operators import aslinearoperator_like
 
@@ -28,6 +28,8 @@ def _check_vector(caller, b, n, shape):
     b = np.asarray(b)
     if b.shape != (n,):
         raise ValueError(f"{caller}: b has shape {b.shape} but A has shape {shape}")
+    # NaN in b would otherwise surface as a misleading "the recursion diverged".
+    _check_finite(caller, "b", b)
     return b.astype(np.result_type(b.dtype, np.float32))
 
 
@@ -63,8 +65,8 @@ def lissa(A, b, *, damping=0.0, scale=None, depth=100, repeats=1, rng=None,
         ``x`` (ndarray), or the ``OptimizeResult``.
 
     Raises:
-        ValueError: on bad shapes or parameters, or a missing ``scale`` for a
-            sequence of operators.
+        ValueError: on bad shapes or parameters, NaN/inf in ``b``, or a missing
+            ``scale`` for a sequence of operators.
         FloatingPointError: if the recursion diverges (``scale`` too small or
             ``A + damping I`` not positive definite).
 
@@ -73,8 +75,9 @@ def lissa(A, b, *, damping=0.0, scale=None, depth=100, repeats=1, rng=None,
     >>> np.round(lissa(A, np.ones(2), scale=2.5, depth=200), 8).tolist()
     [1.0, 0.5]
     """
-    ops = ([aslinearoperator_like(a, caller="lissa", name="A[i]") for a in A]
-           if isinstance(A, Sequence) else [aslinearoperator_like(A, caller="lissa")])
+    ops = ([aslinearoperator_like(a, caller="lissa", name="A[i]", caller_takes_size=False)
+            for a in A] if isinstance(A, Sequence) else
+           [aslinearoperator_like(A, caller="lissa", caller_takes_size=False)])
     if not ops:
         raise ValueError("lissa: A is an empty sequence")
     shape = ops[0].shape
@@ -87,8 +90,7 @@ def lissa(A, b, *, damping=0.0, scale=None, depth=100, repeats=1, rng=None,
     for name, val in (("depth", depth), ("repeats", repeats)):
         if not isinstance(val, numbers.Integral) or val < 1:
             raise ValueError(f"lissa: {name} must be an int >= 1, got {val!r}")
-    if not damping >= 0:
-        raise ValueError(f"lissa: damping must be >= 0, got {damping!r}")
+    _check_number("lissa", "damping", damping)
     rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     start = sum(op.nmatvec for op in ops)
     if scale is None:
@@ -96,8 +98,7 @@ def lissa(A, b, *, damping=0.0, scale=None, depth=100, repeats=1, rng=None,
             raise ValueError("lissa: pass scale= when A is a sequence of operators")
         lam = power_iteration(ops[0], maxiter=100, tol=1e-3, rng=rng).eigenvalue
         scale = 1.1 * (abs(lam) + damping)
-    if not (scale > 0 and math.isfinite(scale)):
-        raise ValueError(f"lissa: scale must be a finite number > 0, got {scale!r}")
+    _check_number("lissa", "scale", scale, positive=True)
     bnorm = float(np.linalg.norm(b))
     runs = []
     for _ in range(int(repeats)):
@@ -155,8 +156,7 @@ def inverse_hvp(A, b, method="cg", damping=0.0, *, rtol=1e-8, maxiter=None, M=No
     if method not in ("cg", "minres", "lissa"):
         raise ValueError(f"inverse_hvp: method must be 'cg', 'minres' or 'lissa', "
                          f"got {method!r}")
-    if not damping >= 0:
-        raise ValueError(f"inverse_hvp: damping must be >= 0, got {damping!r}")
+    _check_number("inverse_hvp", "damping", damping)
     if method == "lissa":
         return lissa(A, b, damping=damping, **lissa_options)
     if lissa_options:

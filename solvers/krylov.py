@@ -58,8 +58,7 @@ def _setup(caller, A, b, x0=None, bname="b"):
     dtype = np.result_type(op.dtype, b.dtype)
     if not np.issubdtype(dtype, np.floating):
         dtype = np.dtype(np.float64)
-    if not np.all(np.isfinite(b)):
-        raise ValueError(f"{caller}: {bname} contains NaN or inf")
+    _check_finite(caller, bname, b)
     b = np.ascontiguousarray(b, dtype=dtype)
     x = None
     if x0 is not None:
@@ -71,16 +70,43 @@ def _setup(caller, A, b, x0=None, bname="b"):
     return op, b, x, dtype
 
 
-def _check_params(caller, rtol=None, atol=None, maxiter=None, n=0):
-    for name, val in (("rtol", rtol), ("atol", atol)):
-        if val is not None and not (val >= 0 and math.isfinite(val)):
-            raise ValueError(f"{caller}: {name} must be a finite number >= 0, "
-                             f"got {val!r}")
-    if maxiter is None:
-        return 10 * n
-    if int(maxiter) != maxiter or maxiter < 0:
+def _check_finite(caller, name, v):
+    if not np.all(np.isfinite(v)):
+        raise ValueError(f"{caller}: {name} contains NaN or inf")
+
+
+def _check_number(caller, name, val, *, positive=False):
+    """Check that ``val`` is a finite number >= 0 (> 0 if ``positive``); returns it."""
+    try:
+        ok = (val > 0 if positive else val >= 0) and math.isfinite(val)
+    except TypeError:
+        # None, a string or a complex number: name the argument rather than let a bare
+        # "'>=' not supported" escape.
+        raise TypeError(f"{caller}: {name} must be a real number, got {val!r}") from None
+    if not ok:
+        raise ValueError(f"{caller}: {name} must be a finite number "
+                         f"{'> 0' if positive else '>= 0'}, got {val!r}")
+    return val
+
+
+def _check_maxiter(caller, maxiter):
+    """Check that ``maxiter`` is an int >= 0 (an integral float is accepted); returns it."""
+    try:
+        ok = int(maxiter) == maxiter and maxiter >= 0
+    except (TypeError, ValueError, OverflowError):    # None, 'a', nan, inf
+        ok = False
+    if not ok:
         raise ValueError(f"{caller}: maxiter must be an int >= 0, got {maxiter!r}")
     return int(maxiter)
+
+
+def _check_params(caller, rtol=None, atol=None, maxiter=None, n=0):
+    for name, val in (("rtol", rtol), ("atol", atol)):
+        if val is not None:
+            _check_number(caller, name, val)
+    if maxiter is None:
+        return 10 * n
+    return _check_maxiter(caller, maxiter)
 
 
 def _preconditioner(caller, M, n):
@@ -126,7 +152,8 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
 
     Raises:
         ValueError: on shape mismatches, NaN/inf in ``b``, or bad tolerances.
-        TypeError: if ``A`` cannot be used as an operator or is complex.
+        TypeError: if ``A`` cannot be used as an operator or is complex, or a
+            tolerance is not a number.
 
     >>> import numpy as np
     >>> A = np.array([[4.0, 1.0], [1.0, 3.0]])
@@ -263,6 +290,7 @@ def steihaug(A, g, radius, *, rtol=None, maxiter=None, M=None):
 
     Raises:
         ValueError: on shape mismatches, NaN/inf in ``g``, or ``radius <= 0``.
+        TypeError: if ``g`` is complex, or ``radius`` or ``rtol`` is not a number.
 
     >>> import numpy as np
     >>> res = steihaug(np.diag([2.0, 2.0]), np.array([-2.0, 0.0]), radius=10.0)
@@ -274,8 +302,7 @@ def steihaug(A, g, radius, *, rtol=None, maxiter=None, M=None):
     """
     op, g, _, dtype = _setup("steihaug", A, g, bname="g")
     n = g.shape[0]
-    if not (radius > 0 and math.isfinite(radius)):
-        raise ValueError(f"steihaug: radius must be a finite number > 0, got {radius!r}")
+    _check_number("steihaug", "radius", radius, positive=True)
     if maxiter is None:
         maxiter = n
     maxiter = _check_params("steihaug", rtol, None, maxiter, n)
@@ -387,6 +414,7 @@ def minres(A, b, x0=None, *, rtol=1e-5, shift=0.0, maxiter=None, M=None,
     Raises:
         ValueError: on shape mismatches, NaN/inf in ``b``, or a preconditioner that
             is not positive definite.
+        TypeError: if ``rtol`` is not a number.
 
     >>> import numpy as np
     >>> A = np.diag([3.0, -1.0, 2.0])

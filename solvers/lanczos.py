@@ -12,6 +12,7 @@ import numpy as np
 from scipy.optimize import OptimizeResult
 
 from . import _kernels
+from .krylov import _check_maxiter, _check_number
 from .operators import aslinearoperator_like
 
 __all__ = ["lanczos", "eigsh", "power_iteration", "LanczosResult",
@@ -313,7 +314,8 @@ def eigsh(A, k=6, which="LM", *, tol=0.0, maxiter=None, v0=None,
         columns ``V[:, i]``, as ``scipy.sparse.linalg.eigsh``.
 
     Raises:
-        ValueError: on a bad ``k``, ``which``, ``ncv`` or ``v0``.
+        ValueError: on a bad ``k``, ``which``, ``ncv``, ``v0``, ``tol`` or ``maxiter``.
+        TypeError: if ``tol`` is not a number.
         EigshNoConvergence: if ``maxiter`` restarts were not enough.
 
     >>> import numpy as np
@@ -334,9 +336,8 @@ def eigsh(A, k=6, which="LM", *, tol=0.0, maxiter=None, v0=None,
     if not isinstance(ncv, numbers.Integral) or not (k < ncv <= n or ncv == k == n):
         raise ValueError(f"eigsh: ncv must be an int with k < ncv <= n "
                          f"(k={k}, n={n}), got {ncv!r}")
-    if not tol >= 0:
-        raise ValueError(f"eigsh: tol must be >= 0, got {tol!r}")
-    maxiter = 10 * n if maxiter is None else int(maxiter)
+    _check_number("eigsh", "tol", tol)
+    maxiter = 10 * n if maxiter is None else _check_maxiter("eigsh", maxiter)
     rng = _rng(rng)
     tol = float(tol) if tol > 0 else _EPS
     m = int(ncv)
@@ -467,7 +468,9 @@ def power_iteration(A, *, maxiter=1000, tol=1e-8, v0=None, rng=None):
         ``residual_norm``, ``nit``, ``nmatvec``, ``success`` and ``message``.
 
     Raises:
-        ValueError: if ``v0`` has the wrong shape or is zero.
+        ValueError: if ``v0`` has the wrong shape or is zero, or ``tol`` or
+            ``maxiter`` is negative.
+        TypeError: if ``tol`` is not a number.
 
     >>> import numpy as np
     >>> res = power_iteration(np.diag([1.0, -5.0, 2.0]), rng=0)
@@ -476,10 +479,12 @@ def power_iteration(A, *, maxiter=1000, tol=1e-8, v0=None, rng=None):
     """
     op = _square("power_iteration", A, v0)
     n = op.shape[0]
+    _check_number("power_iteration", "tol", tol)
+    maxiter = _check_maxiter("power_iteration", maxiter)
     start = op.nmatvec
     v = _start_vector("power_iteration", v0, n, rng)
     lam, rnorm, nit, success = 0.0, math.inf, 0, False
-    for nit in range(1, int(maxiter) + 1):
+    for nit in range(1, maxiter + 1):
         w = np.asarray(op.matvec(v), dtype=np.float64)
         lam = float(np.dot(v, w))
         rnorm = float(np.linalg.norm(w - lam * v))

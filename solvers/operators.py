@@ -105,8 +105,19 @@ def _real_dtype(dtype, caller, name):
     return dtype
 
 
+def _missing_size_message(caller, name, caller_takes_size):
+    """The error for a callable ``name`` given to ``caller`` without its size."""
+    if caller_takes_size:
+        how = "pass n=..., or a vector such as x0 to infer it"
+    else:
+        # caller has neither n nor a vector: the size must come with the operator.
+        how = ("wrap it first, e.g. solvers.aslinearoperator_like(f, n), or pass a "
+               "scipy.sparse.linalg.LinearOperator with a shape")
+    return f"{caller}: {name} is a callable matvec, so its size n is needed ({how})"
+
+
 def aslinearoperator_like(A, n=None, *, dtype=None, caller="aslinearoperator_like",
-                          name="A"):
+                          name="A", caller_takes_size=True):
     """Wrap ``A`` as an :class:`Operator` with ``matvec``/``matmat`` and a counter.
 
     Args:
@@ -123,6 +134,8 @@ def aslinearoperator_like(A, n=None, *, dtype=None, caller="aslinearoperator_lik
             (default float64).
         caller: name of the calling function, used in error messages.
         name: name of the argument, used in error messages.
+        caller_takes_size: False if ``caller`` has no argument (``n`` or a vector)
+            giving the size of a callable: the error then says to wrap the callable.
 
     Returns:
         An :class:`Operator`.
@@ -158,9 +171,7 @@ def aslinearoperator_like(A, n=None, *, dtype=None, caller="aslinearoperator_lik
                         source=A)
     if callable(A):
         if n is None:
-            raise ValueError(
-                f"{caller}: {name} is a callable matvec, so its size n is needed "
-                f"(pass n=..., or a vector such as x0 to infer it)")
+            raise ValueError(_missing_size_message(caller, name, caller_takes_size))
         if not isinstance(n, numbers.Integral) or n < 0:
             raise ValueError(f"{caller}: n must be a non-negative int, got {n!r}")
         return Operator(A, (n, n), _real_dtype(dtype, caller, name), source=A)

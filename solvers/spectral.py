@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import OptimizeResult
 
+from .krylov import _check_maxiter, _check_number
 from .lanczos import EigshNoConvergence, eigsh, lanczos
 from .operators import aslinearoperator_like
 
@@ -97,13 +98,17 @@ def spectral_density(A, *, num_probes=10, lanczos_steps=30, rng=None):
     >>> round(sd.trace(lambda x: x), 8)      # tr(A) = 55, exact for Rademacher
     55.0
     """
-    op = aslinearoperator_like(A, caller="spectral_density", name="A")
+    return _slq("spectral_density", A, num_probes, lanczos_steps, rng)
+
+
+def _slq(caller, A, num_probes, lanczos_steps, rng):
+    """:func:`spectral_density`, with errors naming ``caller``."""
+    op = aslinearoperator_like(A, caller=caller, name="A", caller_takes_size=False)
     if op.shape[0] != op.shape[1]:
-        raise ValueError(f"spectral_density: A must be square, got shape {op.shape}")
+        raise ValueError(f"{caller}: A must be square, got shape {op.shape}")
     for name, val in (("num_probes", num_probes), ("lanczos_steps", lanczos_steps)):
         if not isinstance(val, numbers.Integral) or val < 1:
-            raise ValueError(f"spectral_density: {name} must be an int >= 1, "
-                             f"got {val!r}")
+            raise ValueError(f"{caller}: {name} must be an int >= 1, got {val!r}")
     n = op.shape[0]
     rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     steps = min(int(lanczos_steps), n)
@@ -160,8 +165,7 @@ def negative_eigenvalue_count(A, *, threshold=0.0, num_probes=20, lanczos_steps=
     >>> negative_eigenvalue_count(np.diag([-2.0, -1.0, 1.0, 3.0]), rng=0).count
     2
     """
-    sd = spectral_density(A, num_probes=num_probes, lanczos_steps=lanczos_steps,
-                          rng=rng)
+    sd = _slq("negative_eigenvalue_count", A, num_probes, lanczos_steps, rng)
     est, err = sd.trace(lambda x: (x < threshold).astype(np.float64),
                         return_std_error=True)
     return CountEstimate(est, err, sd.num_matvecs)
@@ -193,7 +197,8 @@ def condition_number_estimate(A, *, tol=1e-8, maxiter=None, rng=None, full_outpu
         ``nmatvec`` and ``message``.
 
     Raises:
-        ValueError: if ``A`` is not square.
+        ValueError: if ``A`` is not square, or ``tol`` or ``maxiter`` is negative.
+        TypeError: if ``tol`` is not a number.
         EigshNoConvergence: if the extreme eigenvalues do not converge, or (without
             ``full_output``) the ``A^2`` solve does not.
 
@@ -205,10 +210,15 @@ def condition_number_estimate(A, *, tol=1e-8, maxiter=None, rng=None, full_outpu
     >>> round(res.condition_number, 6), res.success
     (8.0, True)
     """
-    op = aslinearoperator_like(A, caller="condition_number_estimate", name="A")
+    op = aslinearoperator_like(A, caller="condition_number_estimate", name="A",
+                               caller_takes_size=False)
     if op.shape[0] != op.shape[1]:
         raise ValueError(f"condition_number_estimate: A must be square, "
                          f"got shape {op.shape}")
+    # Checked here, not in eigsh, so that the errors name this function.
+    _check_number("condition_number_estimate", "tol", tol)
+    if maxiter is not None:
+        _check_maxiter("condition_number_estimate", maxiter)
     n = op.shape[0]
     start = op.nmatvec
     rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)

@@ -25,7 +25,7 @@ from scipy.linalg import eigh_tridiagonal
 from scipy.linalg.lapack import dpttrf, dpttrs
 from scipy.optimize import OptimizeResult
 
-from .krylov import steihaug
+from .krylov import _check_number, _check_params, _setup, steihaug
 from .operators import aslinearoperator_like
 
 __all__ = ["gltr", "tridiagonal_trs", "negative_curvature", "trust_region_loop",
@@ -253,10 +253,13 @@ def gltr(A, g, radius, *, rtol=None, maxiter=None):
     Returns:
         ``OptimizeResult`` with ``p`` (also ``x``), ``lam`` (the multiplier),
         ``hits_boundary``, ``model_value``, ``residual_norm``, ``nit``,
-        ``nmatvec``, ``success`` and ``message``.
+        ``nmatvec``, ``success`` and ``message``.  ``success`` is False only when
+        ``maxiter=0`` left a nonzero gradient without a step.
 
     Raises:
-        ValueError: on shape mismatches, NaN/inf in ``g`` or ``radius <= 0``.
+        ValueError: on shape mismatches, NaN/inf in ``g``, ``radius <= 0``, or a
+            negative ``rtol`` or ``maxiter``.
+        TypeError: if ``g`` is complex, or ``radius`` or ``rtol`` is not a number.
 
     >>> import numpy as np
     >>> res = gltr(np.diag([2.0, 4.0]), np.array([-2.0, -4.0]), radius=10.0, rtol=1e-12)
@@ -266,25 +269,23 @@ def gltr(A, g, radius, *, rtol=None, maxiter=None):
     >>> res.hits_boundary, round(float(np.linalg.norm(res.p)), 12), bool(res.p[0] < -2.5)
     (True, 3.0, True)
     """
-    g = np.asarray(g, dtype=np.float64)
-    if g.ndim != 1:
-        raise ValueError(f"gltr: g must be 1-D, got shape {g.shape}")
+    # The same checks as steihaug: complex g, bad radius, rtol or maxiter are errors.
+    op, g, _, _ = _setup("gltr", A, g, bname="g")
+    g = g.astype(np.float64, copy=False)          # the Lanczos basis is float64
     n = g.size
-    op = aslinearoperator_like(A, n, caller="gltr", name="A")
-    if op.shape != (n, n):
-        raise ValueError(f"gltr: g has shape {g.shape} but A has shape {op.shape}")
-    if not np.all(np.isfinite(g)):
-        raise ValueError("gltr: g contains NaN or inf")
-    if not (radius > 0 and math.isfinite(radius)):
-        raise ValueError(f"gltr: radius must be a finite number > 0, got {radius!r}")
-    maxiter = n if maxiter is None else int(maxiter)
+    _check_number("gltr", "radius", radius, positive=True)
+    maxiter = _check_params("gltr", rtol, None, n if maxiter is None else maxiter)
     start = op.nmatvec
     gnorm = float(np.linalg.norm(g))
-    if gnorm == 0.0 or maxiter < 1:
+    if gnorm == 0.0 or maxiter == 0:
+        # As steihaug: with g != 0, maxiter=0 stops before any step, which is no solution.
+        zero = gnorm == 0.0
+        message = ("zero gradient: zero step" if zero else
+                   "maximum number of Lanczos steps reached")
         return OptimizeResult(p=np.zeros(n), x=np.zeros(n), lam=0.0,
                               hits_boundary=False, model_value=0.0,
-                              residual_norm=gnorm, nit=0, nmatvec=0, success=True,
-                              message="zero gradient: zero step")
+                              residual_norm=gnorm, nit=0, nmatvec=0, success=zero,
+                              message=message)
     if rtol is None:
         rtol = min(0.5, math.sqrt(gnorm))
     lz = _Lanczos(op, g / gnorm)

@@ -62,3 +62,11 @@ def test_inverse_hvp_errors():
         inverse_hvp(A, np.ones(3))
     with pytest.raises(ValueError, match="lissa: pass scale"):
         lissa([A, A], B)
+    with pytest.raises(TypeError, match="inverse_hvp: damping must be a real number"):
+        inverse_hvp(A, B, damping=None)
+    # NaN in b was reported as divergence ("increase scale or damping").
+    with pytest.raises(ValueError, match="lissa: b contains NaN or inf"):
+        lissa(A, np.full(50, np.nan), scale=5.0)
+    with pytest.raises(ValueError, match=r"lissa: A is a callable matvec.*"
+                                         r"aslinearoperator_like\(f, n\)"):
+        lissa(lambda x: x, B, scale=5.0)

@@ -8,7 +8,7 @@ import scipy.sparse.linalg as sla
 from solvers_zoo import (FORMS, MATRICES, SPD, CountingOperator, as_form, dense,
                          same_arithmetic, with_spectrum)
 
-from solvers import cg, minres, steihaug
+from solvers import cg, gltr, minres, steihaug
 
 
 def rhs(n, dtype=np.float64, seed=0):
@@ -163,6 +163,10 @@ def test_bad_input_messages(solver):
         solver(np.ones((4, 3)), np.ones(4))
     with pytest.raises(ValueError, match="rtol"):
         solver(np.eye(4), np.ones(4), rtol=-1.0)
+    with pytest.raises(TypeError, match=rf"{name}: rtol must be a real number, got '1e-5'"):
+        solver(np.eye(4), np.ones(4), rtol="1e-5")
+    with pytest.raises(ValueError, match=rf"{name}: maxiter must be an int >= 0, got 'a'"):
+        solver(np.eye(4), np.ones(4), maxiter="a")
     with pytest.raises(ValueError, match="NaN"):
         solver(np.eye(2), np.array([1.0, np.nan]))
     with pytest.raises(TypeError, match=name):
@@ -171,6 +175,22 @@ def test_bad_input_messages(solver):
         solver(np.eye(4), np.ones(4), M=np.eye(3))
 
 
-def test_steihaug_bad_radius():
-    with pytest.raises(ValueError, match="steihaug: radius"):
-        steihaug(np.eye(2), np.ones(2), -1.0)
+@pytest.mark.parametrize("solver", [steihaug, gltr])
+def test_trust_region_subproblem_bad_input(solver):
+    # gltr used to drop the imaginary part of g, accept rtol < 0, and report maxiter <= 0
+    # as success with "zero gradient: zero step" although g != 0.
+    name = solver.__name__
+    A, g = np.diag([1.0, 2.0, 3.0]), np.ones(3)
+    with pytest.raises(ValueError, match=rf"{name}: radius"):
+        solver(np.eye(2), np.ones(2), -1.0)
+    with pytest.raises(TypeError, match=rf"{name}: radius must be a real number, got None"):
+        solver(A, g, None)
+    with pytest.raises(TypeError, match=rf"{name}: g is complex"):
+        solver(A, g + 1j, 1.0)
+    with pytest.raises(ValueError, match=rf"{name}: rtol must be a finite number >= 0"):
+        solver(A, g, 1.0, rtol=-1.0)
+    with pytest.raises(ValueError, match=rf"{name}: maxiter must be an int >= 0, got -1"):
+        solver(A, g, 1.0, maxiter=-1)
+    res = solver(A, g, 1.0, maxiter=0)
+    assert not res.success and res.message.startswith("maximum number of")
+    assert not res.p.any() and res.nit == 0 and res.nmatvec == 0

@@ -131,6 +131,15 @@ def test_eigsh_errors():
         eigsh(np.eye(5), k=2, ncv=2)
     with pytest.raises(ValueError, match="eigsh: v0 has shape"):
         eigsh(np.eye(5), k=2, v0=np.ones(4))
+    with pytest.raises(ValueError, match="eigsh: maxiter must be an int >= 0, got -1"):
+        eigsh(np.eye(5), k=1, maxiter=-1)
+    with pytest.raises(ValueError, match="eigsh: maxiter must be an int >= 0, got 'a'"):
+        eigsh(np.eye(5), k=1, maxiter="a")
+    with pytest.raises(TypeError, match="eigsh: tol must be a real number, got None"):
+        eigsh(np.eye(5), k=1, tol=None)
+    # eigsh takes v0, so a callable without it keeps the advice to pass a vector.
+    with pytest.raises(ValueError, match="eigsh: A is a callable matvec.*a vector such as x0"):
+        eigsh(lambda x: x, k=1)
 
 
 @pytest.mark.parametrize("reorthogonalize", [True, False])
@@ -190,6 +199,10 @@ def test_lanczos_errors():
         lanczos(np.eye(3), 4)
     with pytest.raises(ValueError, match="lanczos: v0 must be nonzero"):
         lanczos(np.eye(3), 2, v0=np.zeros(3))
+    with pytest.raises(ValueError, match="power_iteration: tol must be a finite number >= 0"):
+        power_iteration(np.eye(3), tol=-1.0)
+    with pytest.raises(ValueError, match="power_iteration: maxiter must be an int >= 0"):
+        power_iteration(np.eye(3), maxiter=-5)
 
 
 @pytest.mark.parametrize("form", FORMS)

@@ -105,3 +105,14 @@ def test_spectral_errors():
     sd = spectral_density(np.eye(3), num_probes=2, lanczos_steps=2, rng=0)
     with pytest.raises(ValueError, match="sigma"):
         sd.density([0.0], sigma=0.0)
+    with pytest.raises(ValueError, match="negative_eigenvalue_count: num_probes"):
+        negative_eigenvalue_count(np.eye(3), num_probes=0)
+    with pytest.raises(ValueError, match="condition_number_estimate: tol must be"):
+        condition_number_estimate(np.eye(3), tol=-1.0)
+    with pytest.raises(ValueError, match="condition_number_estimate: maxiter must be"):
+        condition_number_estimate(np.eye(3), maxiter=-1)
+    # None of these takes n or a vector: the advice is to wrap the callable.
+    for fn in (spectral_density, negative_eigenvalue_count, condition_number_estimate):
+        with pytest.raises(ValueError, match=rf"{fn.__name__}: A is a callable matvec.*"
+                                             rf"aslinearoperator_like\(f, n\)"):
+            fn(lambda x: x)
