@@ -390,16 +390,36 @@ def _positions(labels, sub, sizes, mask):
     return np.ravel_multi_index(picked, shape) if sub else np.zeros(len(coords[0]), np.int64)
 
 
+def _label_sizes(subs, shapes):
+    """Each label's size after numpy's broadcasting: a size-1 axis takes the other size."""
+    sizes = {}
+    for s, shape in zip(subs, shapes):
+        for c, n in zip(s, shape):
+            if sizes.get(c, 1) == 1:
+                sizes[c] = int(n)
+    return sizes
+
+
+def _broadcast_operand(d, shape, full):
+    """Dependency rows of an einsum operand with its size-1 axes broadcast to ``full``."""
+    if d is None or tuple(shape) == tuple(full):
+        return d
+    if _over(d.nnz * (_size(full) // max(_size(shape), 1))):
+        raise _TooDense
+    return _rows_broadcast(d, shape, full)
+
+
 def _einsum_deps(step, spec, deps, values, shapes):
     lhs, out = spec.split("->")
     subs = lhs.split(",")
     if any(len(set(s)) != len(s) for s in subs):  # repeated letters (diagonals): no rule
         return _generic(step)
-    sizes = {}
-    for s, shape in zip(subs, shapes):
-        sizes.update(zip(s, shape))
-    ind = [_indicator(v, shape) if d is None else np.ones(shape)
-           for d, v, shape in zip(deps, values, shapes)]
+    sizes = _label_sizes(subs, shapes)
+    full = [tuple(sizes[c] for c in s) for s in subs]
+    # numpy broadcasts an operand's size-1 axes: its rows and indicator are repeated first
+    deps = [_broadcast_operand(d, shape, f) for d, shape, f in zip(deps, shapes, full)]
+    ind = [np.broadcast_to(_indicator(v, shape), f) if d is None else np.ones(f)
+           for d, v, shape, f in zip(deps, values, shapes, full)]
     out_size = _size([sizes[c] for c in out])
     result = []
     live = [k for k, d in enumerate(deps) if d is not None]

@@ -19,6 +19,8 @@ _rng = np.random.default_rng(0)
 A_BAND = np.diag(np.arange(1.0, 7.0)) + np.diag(np.ones(5), 1)          # upper bidiagonal
 A_RECT = np.array([[1.0, 0, 0, 2, 0, 0], [0, 0, 3, 0, 0, 0], [0, 1, 0, 0, 0, 4]])
 MASK = np.array([True, False, True, False, False, True])
+C_ROW = np.array([[1.5, -2.0]])                      # shape (1, 2): broadcast along rows
+C_32 = np.array([[0.5, 1.0], [2.0, -1.0], [1.5, 0.7]])
 
 EXAMPLES = [
     # name, f on x of shape (6,), exact
@@ -50,6 +52,21 @@ EXAMPLES = [
     ("matmul_constant", lambda x: hnp.sum(hnp.matmul(A_RECT, x) ** 2), True),
     ("quadratic_form", lambda x: hnp.dot(x, hnp.matmul(A_BAND, x)), True),
     ("einsum", lambda x: hnp.einsum("i,ij,j->", x, A_BAND, x), True),
+    # einsum broadcasts size-1 axes as numpy does (a constant or x, either position)
+    ("einsum_broadcast_second", lambda x: hnp.sum(hnp.einsum("ij,ij->j", hnp.reshape(x, (3, 2)),
+                                                             C_ROW) ** 3), True),
+    ("einsum_broadcast_first", lambda x: hnp.sum(hnp.einsum("ij,ij->j", C_ROW,
+                                                            hnp.reshape(x, (3, 2))) ** 3), True),
+    ("einsum_broadcast_outer", lambda x: hnp.sum(hnp.einsum(
+        "ij,ij->ij", hnp.reshape(x[:2], (2, 1)), hnp.reshape(x[2:5], (1, 3))) ** 2) + x[5] ** 3,
+     True),
+    ("einsum_ellipsis_broadcast", lambda x: hnp.sum(hnp.einsum(
+        "...i,...i->...", hnp.reshape(x[:4], (2, 1, 2)), hnp.reshape(x[2:], (1, 2, 2))) ** 2),
+     True),
+    ("einsum_implicit_broadcast", lambda x: hnp.sum(hnp.einsum(
+        "ij,jk", hnp.reshape(x, (2, 3)), hnp.reshape(x[4:], (1, 2))) ** 2), True),
+    ("einsum_three_operands_broadcast", lambda x: hnp.sum(hnp.einsum(
+        "ij,jk,ik->k", hnp.reshape(x[:2], (2, 1)), C_32, hnp.reshape(x[2:], (2, 2))) ** 2), True),
     ("matrix_matmul", lambda x: hnp.sum(hnp.matmul(hnp.reshape(x, (2, 3)),
                                                    hnp.reshape(x, (3, 2)))), True),
     ("where_constant", lambda x: hnp.sum(hnp.where(MASK, x, 0.0) * x[::-1]), True),
@@ -66,8 +83,9 @@ EXAMPLES = [
 ]
 
 
-def _dense_nonzeros(f, x):
-    return np.abs(hg.hessian(f)(x)) > 0
+def _dense_hessian(f, x):
+    # without detection: hg.hessian(f) itself relies on the pattern under test
+    return hg.hessian(f, detect_sparsity=False)(x)
 
 
 @pytest.mark.parametrize("name,f,exact", EXAMPLES, ids=[e[0] for e in EXAMPLES])
@@ -77,10 +95,15 @@ def test_pattern_contains_the_hessian(name, f, exact):
     assert (pattern == pattern.T).all()
     for _ in range(2):
         x = _rng.uniform(0.5, 1.5, 6) * (_rng.choice([-1.0, 1.0], 6) if not exact else 1.0)
-        nonzero = _dense_nonzeros(f, x)
+        dense = _dense_hessian(f, x)
+        nonzero = np.abs(dense) > 0
         assert not (nonzero & ~pattern).any(), f"missed nonzeros {np.argwhere(nonzero & ~pattern)}"
         if exact:
             np.testing.assert_array_equal(pattern, nonzero)
+        # both consumers of the pattern: the structured dense path and the compressed one
+        np.testing.assert_allclose(hg.hessian(f)(x), dense, rtol=1e-12, atol=1e-12)
+        sparse = hg.sparse_hessian(f, dense_threshold=1.0)(x).toarray()
+        np.testing.assert_allclose(sparse, dense, rtol=1e-12, atol=1e-12)
 
 
 def test_known_patterns():
@@ -105,6 +128,14 @@ def test_jacobian_patterns():
     np.testing.assert_array_equal(pattern, expected)
     np.testing.assert_array_equal(
         jacobian_sparsity(lambda x: hnp.matmul(A_RECT, x), np.zeros(6)).toarray(), A_RECT != 0)
+    # out[i, j] = x[i] * x[2 + j]: both operands broadcast a size-1 axis
+    outer = jacobian_sparsity(lambda x: hnp.einsum("ij,ij->ij", hnp.reshape(x[:2], (2, 1)),
+                                                   hnp.reshape(x[2:5], (1, 3))), np.zeros(6))
+    expected = np.zeros((2, 3, 6), bool)
+    for i in range(2):
+        expected[i, :, i] = True
+        expected[i, np.arange(3), 2 + np.arange(3)] = True
+    np.testing.assert_array_equal(outer.toarray(), expected.reshape(6, 6))
 
 
 def test_errors_name_function_argument_and_shape():
