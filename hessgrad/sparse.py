@@ -13,8 +13,8 @@ import scipy.sparse as sp
 
 from . import coloring as _coloring
 from . import sparsity as _sparsity
-from .engine.function import function
-from .engine.nest import flatten
+from .engine.function import _leaf_key, function
+from .engine.nest import flatten, structure_key
 from .engine.tensor import Tensor
 from . import second_order as _second_order
 from .second_order import hessian as _dense_hessian
@@ -39,16 +39,13 @@ def _check(what, method, coloring, dense_threshold, probes=1):
 
 
 def _arg_key(args):
+    """The signature of ``args`` as hessgrad.function traces them: the nesting, arrays by
+    shape and dtype, static values (bools, np.bool_, ints, ...) by value, since they select
+    the trace and so the pattern and product."""
     if all(type(a) is np.ndarray for a in args):  # the common case, without flattening
         return tuple(("A", a.shape, a.dtype.str) for a in args)
-    key = []
-    for a in flatten(list(args)):
-        if isinstance(a, (Tensor, np.ndarray, np.generic, float)):
-            a = np.asarray(a.numpy() if isinstance(a, Tensor) else a)
-            key.append(("A", a.shape, a.dtype.str))
-        else:
-            key.append(("S", repr(a)))
-    return tuple(key)
+    leaves = flatten(list(args))
+    return structure_key(list(args), leaves), tuple(_leaf_key(a) for a in leaves)
 
 
 def _point(x, what):
@@ -57,12 +54,15 @@ def _point(x, what):
             raise TypeError(f"{what}: x must be a concrete array, got symbolic tensor {x.name}")
         x = x.numpy()
     x = np.asarray(x)
-    if x.dtype.kind in "iub" and x.dtype.kind != "b":
-        x = x.astype(np.float64)
-    if x.dtype.kind != "f":
+    if x.dtype.kind != "f":  # no silent cast of integers: hg.hessian and hg.jacobian refuse them
         raise TypeError(f"{what}: argument x must be a real floating-point array, got dtype "
-                        f"{x.dtype} (shape {x.shape})")
+                        f"{x.dtype} (shape {x.shape}); cast it to float first")
     return x
+
+
+def _check_callable(f, what):
+    if not callable(f):
+        raise TypeError(f"{what}: f must be callable, got {type(f).__name__}")
 
 
 class _Compressed:
@@ -104,8 +104,7 @@ class SparseHessian(_PlanCache):
     def __init__(self, f, *, method="trace", coloring="star", dense_threshold=DENSE_THRESHOLD,
                  probes=2, seed=0):
         _check("sparse_hessian", method, coloring, dense_threshold, probes)
-        if not callable(f):
-            raise TypeError(f"sparse_hessian: f must be callable, got {type(f).__name__}")
+        _check_callable(f, "sparse_hessian")
         self.f = f
         self.method = method
         self.coloring = coloring
@@ -254,7 +253,8 @@ def sparse_hessian(f, *, method="trace", coloring="star", dense_threshold=DENSE_
         by the detection (the pattern holds for all of them).
     Raises:
         ValueError: bad ``method``, ``coloring`` or ``dense_threshold``; ``f`` is not scalar.
-        TypeError: ``x`` is not a floating-point array.
+        TypeError: ``f`` is not callable, or ``x`` is not a floating-point array (integers
+            are not cast).
 
     >>> import hessgrad as hg
     >>> import hessgrad.numpy as hnp
@@ -296,8 +296,7 @@ class SparseJacobian(_PlanCache):
         _check("sparse_jacobian", "trace", None, dense_threshold)
         if mode not in self.MODES:
             raise ValueError(f"sparse_jacobian: mode must be one of {self.MODES}, got {mode!r}")
-        if not callable(f):
-            raise TypeError(f"sparse_jacobian: f must be callable, got {type(f).__name__}")
+        _check_callable(f, "sparse_jacobian")
         self.f = f
         self.mode = mode
         self.dense_threshold = float(dense_threshold)
@@ -384,7 +383,8 @@ def sparse_jacobian(f, *, mode="auto", dense_threshold=DENSE_THRESHOLD):
         A :class:`SparseJacobian`, called as ``J(x, *args)``.
     Raises:
         ValueError: bad ``mode`` or ``dense_threshold``, or ``f`` does not return one array.
-        TypeError: ``x`` is not a floating-point array.
+        TypeError: ``f`` is not callable, or ``x`` is not a floating-point array (integers
+            are not cast).
 
     >>> import hessgrad as hg
     >>> J = hg.sparse_jacobian(lambda x: x[1:] ** 2 - x[:-1])
@@ -401,10 +401,17 @@ def _structure_check(f):
     """What ``hessgrad.hessian(f)`` consults once per signature: a sparse Hessian whose
     detection gives up as soon as an intermediate holds more than ``max(64 n, n^2 / 8)``
     dependency entries (a Hessian that dense is computed faster by the dense path)."""
+    _check_callable(f, "hessian")  # built by hessian(f): errors name what the user called
     h = SparseHessian(f, dense_threshold=0.5)  # denser patterns seldom halve the products
     h._budget = lambda n: min(_sparsity.ENTRY_BUDGET, max(64 * n, n * n // 8))
     return h
 
 
-_second_order.SPARSE_HESSIAN = sparse_hessian  # hessian(f, sparse=True) dispatches here
+def _hessian_sparse(f, **options):
+    """``hessian(f, sparse=True, **options)``: :func:`sparse_hessian`, errors naming hessian."""
+    _check_callable(f, "hessian")
+    return sparse_hessian(f, **options)
+
+
+_second_order.SPARSE_HESSIAN = _hessian_sparse  # hessian(f, sparse=True) dispatches here
 _second_order.STRUCTURE_CHECK = _structure_check  # hessian(f) assembles sparse ones densely

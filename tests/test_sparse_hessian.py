@@ -113,6 +113,44 @@ def test_extra_arguments_are_data():
     np.testing.assert_allclose(H(x, 2 * w).toarray(), hg.hessian(f)(x, 2 * w), rtol=1e-13)
 
 
+def test_a_numpy_bool_argument_selects_its_own_plan():
+    # np.bool_ (e.g. lam > 0 on numpy scalars) is a static value of the trace, like a bool
+    def f(x, flag):
+        if flag:
+            return hnp.sum(x[1:] * x[:-1] ** 2)      # tridiagonal Hessian
+        return hnp.sum(x ** 4)                      # diagonal Hessian
+    x = np.linspace(0.5, 1.5, 6)
+    lam = np.float64(0.0)
+    flags = [np.float64(1.0) > lam, lam > lam, np.float64(1.0) > lam]
+    assert [type(flag) for flag in flags] == [np.bool_] * 3
+    expected = {bool(flag): hg.hessian(f, detect_sparsity=False)(x, flag) for flag in flags[:2]}
+    H, S = hg.hessian(f), hg.sparse_hessian(f)
+    J = hg.sparse_jacobian(lambda x, flag: x ** 2 if flag else x[::-1] ** 3)
+    jacobians = {True: np.diag(2 * x), False: np.fliplr(np.diag(3 * x[::-1] ** 2))}
+    for flag in flags:
+        np.testing.assert_allclose(H(x, flag), expected[bool(flag)], rtol=1e-13)
+        np.testing.assert_allclose(S(x, flag).toarray(), expected[bool(flag)], rtol=1e-13)
+        np.testing.assert_allclose(J(x, flag).toarray(), jacobians[bool(flag)], rtol=1e-13)
+
+
+def test_the_nesting_of_arguments_selects_its_own_plan():
+    # [a, b] and [a], [b] flatten alike but are traced apart: so are their plans
+    def f(x, *rest):
+        if len(rest) == 1:
+            a, b = rest[0]
+            return hnp.sum(a * x ** 4) + hnp.sum(b * x)
+        (a,), (b,) = rest
+        return hnp.sum(a[1:] * x[1:] * x[:-1] ** 2) + hnp.sum(b * x)
+    x, a, b = np.linspace(0.5, 1.5, 6), np.linspace(1.0, 2.0, 6), np.ones(6)
+    S = hg.sparse_hessian(f)
+    J = hg.sparse_jacobian(lambda x, *rest: x ** 2 if len(rest) == 1 else x[::-1] ** 3)
+    for args in [([a, b],), ([a], [b]), ([a, b],)]:
+        dense = hg.hessian(f, detect_sparsity=False)(x, *args)
+        np.testing.assert_allclose(S(x, *args).toarray(), dense, rtol=1e-13)
+        jac = hg.jacfwd(lambda z: J.f(z, *args))(x)
+        np.testing.assert_allclose(J(x, *args).toarray(), jac, rtol=1e-13)
+
+
 def test_dense_pattern_falls_back_to_the_dense_hessian():
     f = lambda x: hnp.sum(x) ** 4 + hnp.sum(x ** 3)   # noqa: E731 - dense Hessian
     x = np.linspace(0.1, 1.0, 30)
@@ -171,6 +209,20 @@ def test_bad_input_errors():
         hg.hessian(rosen, coloring="star")
     with pytest.raises(ValueError, match="sparse_jacobian: mode must be one of"):
         hg.sparse_jacobian(lambda x: x, mode="both")
+    # integers are refused, as hg.hessian and hg.jacobian do (no silent cast to float)
+    with pytest.raises(TypeError, match=r"sparse_hessian: argument x .*int64.*\(3,\)"):
+        hg.sparse_hessian(rosen)(np.arange(3, dtype=np.int64))
+    with pytest.raises(TypeError):
+        hg.hessian(rosen)(np.arange(3, dtype=np.int64))
+    with pytest.raises(TypeError, match=r"sparse_jacobian: argument x .*int64.*\(3,\)"):
+        hg.sparse_jacobian(lambda x: x ** 2)(np.arange(3, dtype=np.int64))
+    # a non-callable f: the error names the function called
+    for call, what in [(lambda: hg.hessian(3), "hessian"),
+                       (lambda: hg.hessian(3, sparse=True), "hessian"),
+                       (lambda: hg.sparse_hessian(3), "sparse_hessian"),
+                       (lambda: hg.sparse_jacobian(3), "sparse_jacobian")]:
+        with pytest.raises(TypeError, match=f"^{what}: f must be callable, got int"):
+            call()
 
 
 # --- random partially separable functions -------------------------------------------------
