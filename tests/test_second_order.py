@@ -1,6 +1,8 @@
 """Hessian-vector products and Hessians against SciPy's analytic Rosenbrock oracles; every
 HVP strategy agrees with every other."""
 
+import re
+
 import numpy as np
 import pytest
 from scipy.optimize import rosen_hess, rosen_hess_prod
@@ -62,6 +64,38 @@ def test_hessian_vector_product_errors_and_quadratic():
         v = np.array([1.0, -2.0, 0.5])
         (hv,) = hg.hessian_vector_product(y, [x], [hg.constant(v)])
     np.testing.assert_allclose(g.run(hv, {x: np.ones(3)}), (A + A.T) / 2 @ v)
+
+
+@pytest.mark.parametrize("v_shape", [(2, 3), (1,), (), (4,)])
+def test_hessian_vector_product_refuses_a_v_not_shaped_like_x(v_shape):
+    # (2, 3), (1,) and () broadcast against x and gave a wrong number, (4,) a multiply error
+    with hg.Graph().as_default():
+        x = hg.placeholder("float64", (3,))
+        y = hg.reduce_sum(x ** 3)
+        with pytest.raises(ValueError, match=r"hessian_vector_product: v\[0\] has shape "
+                                             + re.escape(f"{v_shape}, expected the shape (3,)")):
+            hg.hessian_vector_product(y, [x], [hg.constant(np.ones(v_shape))])
+        z = hg.placeholder("float64", (None, 2))  # an unknown dimension matches any length
+        (hv,) = hg.hessian_vector_product(hg.reduce_sum(z ** 3), z,
+                                          hg.placeholder("float64", (4, 2)))
+
+
+def test_hvp_modes_with_an_inexact_custom_gradient_are_as_documented():
+    @hg.custom_gradient
+    def halved(t):
+        return hnp.tanh(t), lambda dy: dy * 0.5   # not the derivative of tanh
+
+    f = lambda x: hnp.sum(halved(x * x[::-1]) ** 2)  # noqa: E731
+    x = np.array([0.3, -0.5, 0.8])
+    H = {mode: np.stack([hg.hvp(f, mode=mode)(x, e) for e in np.eye(3)])
+         for mode in hg.second_order.MODES}
+    np.testing.assert_allclose(H["fwd-rev"], hg.jacfwd(hg.grad(f))(x), rtol=1e-12)
+    np.testing.assert_allclose(H["fwd-rev"], hg.hessian(f)(x), rtol=1e-12)
+    np.testing.assert_allclose(H["rev-rev"], hg.jacrev(hg.grad(f))(x), rtol=1e-12)
+    assert not np.allclose(H["rev-fwd"], H["fwd-rev"]) and \
+        not np.allclose(H["rev-fwd"], H["rev-rev"])
+    doc = " ".join(hg.hvp.__doc__.split())
+    assert "custom_gradient" in doc and "jacfwd(grad(f))" in doc and "jacrev(grad(f))" in doc
 
 
 @pytest.mark.parametrize("n", [2, 30])
@@ -177,6 +211,24 @@ def test_hessian_of_non_scalar_function_stacks_the_component_hessians():
     assert hg.hessian(lambda x: hnp.sum(x ** 3))(x).shape == (3, 3)
 
 
+def test_data_captured_when_traced_stays_as_captured():
+    # A closure array changed in place after the trace reached the values but not the
+    # cached sparsity pattern: hg.hessian returned neither the old nor the new Hessian.
+    n = 6
+    x = np.linspace(0.3, 1.3, n)
+    A = np.diag(np.arange(1.0, n + 1))
+
+    def f(x):
+        return hnp.sum(hnp.matmul(A, x) ** 3)
+    H, S = hg.hessian(f), hg.sparse_hessian(f)
+    before = A.T @ np.diag(6 * (A @ x)) @ A
+    np.testing.assert_allclose(H(x), before)
+    A[0, 3] = 2.0
+    np.testing.assert_allclose(H(x), before)
+    np.testing.assert_allclose(S(x).toarray(), before)
+    np.testing.assert_allclose(hg.grad(f)(x), 3 * A.T @ (A @ x) ** 2)  # eager reads it live
+
+
 def test_logistic_hessian_exact():
     rng = np.random.default_rng(7)
     X, y = rng.standard_normal((40, 5)), np.sign(rng.standard_normal(40))
@@ -193,6 +245,48 @@ def test_gauss_newton_operator_for_least_squares():
     G = hg.GaussNewtonOperator(model, lambda r: 0.5 * hnp.sum(r ** 2), x)
     J = hg.jacrev(model)(x)
     np.testing.assert_allclose(G.to_dense(), J.T @ J, rtol=1e-10)
+
+
+def _untraceable(f):
+    def g(*args):
+        if float(hnp.sum(args[0])) > -1e9:  # value-dependent Python branch: runs eagerly
+            return f(*args)
+        return hnp.sum(args[0])
+    return g
+
+
+def _skewed(x, c):
+    return hnp.sum(hnp.sin(x) * x[::-1] ** 2 * c)
+
+
+@pytest.mark.parametrize("f", [_skewed, _untraceable(_skewed)], ids=["traced", "eager"])
+def test_operators_stay_at_the_point_given_when_the_caller_updates_it_in_place(f):
+    x0, c0 = np.array([0.3, -0.8, 1.1, 0.5]), np.array([1.0, 2.0, 0.5, 1.5])
+    H0 = hg.hessian(_skewed)(x0, c0)
+    x, c = x0.copy(), c0.copy()
+    op, product = hg.HessianOperator(f, x, args=(c,)), hg.make_hvp(f)(x, c)
+    x -= 0.5        # an optimizer's in-place step, and data changed in place
+    c *= 3.0
+    np.testing.assert_allclose(op.to_dense(), H0, rtol=1e-12)
+    np.testing.assert_allclose(product(np.eye(4)[1]), H0[1], rtol=1e-12)
+    np.testing.assert_allclose(product.batched(np.eye(4)), H0, rtol=1e-12)
+
+
+def test_gauss_newton_operator_stays_at_its_point_and_keeps_float32():
+    model = lambda x: hnp.tanh(x[:3] * x[2:])  # noqa: E731
+    loss = lambda r: hnp.sum(r ** 2 * hnp.arange(1.0, 4.0)) + hnp.sum(hnp.exp(r))  # noqa: E731
+    x0 = np.array([0.3, -0.8, 1.1, 0.5, -0.4])
+    J = np.asarray(hg.jacobian(model)(x0))
+    expected = J.T @ np.asarray(hg.hessian(loss)(np.asarray(model(x0)))) @ J
+    x = x0.copy()
+    G = hg.GaussNewtonOperator(model, loss, x)
+    x += 0.7        # was: the pullback at the old x, the JVP at the new one (not symmetric)
+    np.testing.assert_allclose(G.to_dense(), expected, rtol=1e-12)
+    G32 = hg.GaussNewtonOperator(model, loss, x0.astype(np.float32))
+    assert G32.dtype == np.float32 and G32.matvec(np.ones(5)).dtype == np.float32
+    np.testing.assert_allclose(G32.to_dense(), expected, rtol=1e-4, atol=1e-5)
+    assert hg.HessianOperator(lambda x: hnp.sum(x ** 3), x0.astype(np.float32)).dtype == \
+        np.float32
 
 
 def test_functions_with_python_control_flow_fall_back_to_eager():
@@ -332,6 +426,43 @@ def test_make_hvp_without_the_compiler_folds_the_point(monkeypatch):
     V = np.stack([v, 2 * v, x])
     np.testing.assert_allclose(product.batched(V), [rosen_hess_prod(x, u) for u in V],
                                rtol=1e-10)
+
+
+@pytest.mark.parametrize("f", [rosenbrock, _untraceable(rosenbrock)], ids=["traced", "eager"])
+def test_make_hvp_checks_its_vectors_and_takes_lists(f):
+    x = np.array([0.5, -1.0, 2.0])
+    product = hg.make_hvp(f)(x)
+    np.testing.assert_allclose(product([1.0, 0.0, 0.0]), rosen_hess(x)[0], rtol=1e-12)
+    np.testing.assert_allclose(product.batched([[1, 0, 0], [0, 0, 1]]), rosen_hess(x)[[0, 2]],
+                               rtol=1e-12)
+    with pytest.raises(ValueError, match=re.escape("make_hvp: v has shape (4,), expected (3,)")):
+        product(np.ones(4))
+    with pytest.raises(ValueError, match=re.escape(
+            "make_hvp(...).batched: V has shape (2, 4), expected (k, 3)")):
+        product.batched(np.ones((2, 4)))
+    with pytest.raises(ValueError, match=re.escape("V has shape (3,), expected (k, 3)")):
+        product.batched(np.ones(3))
+    with pytest.raises(TypeError, match="make_hvp: v must be a numeric array, got dict"):
+        product({"x": np.ones(3)})
+    params = {"w": np.array([1.0, 2.0]), "b": [np.array(3.0)]}
+    nested = hg.make_hvp(lambda p: hnp.sum(p["w"] ** 2 * p["b"][0]))(params)
+    with pytest.raises(TypeError, match=r"make_hvp: v must be a dict with keys \['b', 'w'\]"):
+        nested(np.ones(3))
+    with pytest.raises(ValueError, match=re.escape("make_hvp: v has shape (3,), expected (2,)")):
+        nested({"w": np.ones(3), "b": [np.array(1.0)]})
+
+
+def test_gauss_newton_operator_checks_its_vectors():
+    G = hg.GaussNewtonOperator(lambda x: 2 * x, lambda r: hnp.sum(r ** 2), np.ones(3))
+    with pytest.raises(ValueError, match=re.escape(
+            "GaussNewtonOperator.matvec: vector v has shape (4,) (4 entries), the operator has "
+            "shape (3, 3)")):
+        G.matvec(np.ones(4))
+    with pytest.raises(ValueError, match=re.escape(
+            "GaussNewtonOperator.matmat: matrix V has shape (4, 2), expected (3, k)")):
+        G.matmat(np.ones((4, 2)))
+    np.testing.assert_allclose(G.matvec([1.0, 0.0, 0.0]), [8.0, 0.0, 0.0])
+    np.testing.assert_allclose(G.matvec(np.ones((3, 1))), np.full((3, 1), 8.0))
 
 
 def test_hessian_written_inline_reuses_the_trace_of_previous_calls():

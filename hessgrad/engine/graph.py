@@ -39,6 +39,7 @@ class Graph:
         self.nodes = []
         self._name_counts = {}
         self._reads = {}       # id(Variable) -> its read tensor in this graph
+        self._captured = {}    # id(array) -> (array, its read-only copy)
         self._plans = {}
 
     # --- building ------------------------------------------------------------------------
@@ -63,7 +64,7 @@ class Graph:
 
     def _as_input(self, a, prim):
         if not isinstance(a, Tensor):
-            return a
+            return self._capture(a) if type(a) is np.ndarray else a
         if type(a) is Variable:
             return self.read_variable(a)
         if a._value is not None:  # an eager tensor captured by the graph: a constant
@@ -73,6 +74,18 @@ class Graph:
                 f"op {prim.name}: input {a.name} belongs to another graph; tensors of one graph "
                 "cannot feed ops of another")
         return a
+
+    def _capture(self, array):
+        """A numpy array the graph reads (data in the traced function's closure) is copied
+        once, when traced, as JAX captures constants: a caller's later in-place change
+        cannot reach some cached results (values) and not others (sparsity patterns)."""
+        entry = self._captured.get(id(array))
+        if entry is None or entry[0] is not array:
+            copy = array.copy()
+            copy.flags.writeable = False
+            entry = self._captured[id(array)] = (array, copy)
+            self._captured[id(copy)] = (copy, copy)  # rules pass node inputs back in
+        return entry[1]
 
     def read_variable(self, var):
         read = self._reads.get(id(var))
