@@ -31,13 +31,13 @@ import time
 
 import numpy as np
 
-from .batched import Unbatchable, batch_program
+from .batched import batch_program
 from .codegen import generate
 from .fusion import MIN_SIZE, fuse
 from .ir import Program
 from .passes import optimize
 from .products import merge_products
-from .split import SplitRunner, split_program
+from .split import SplitRunner, cached_batched, split_program
 from .wholegraph import WholeGraph, build as build_whole_graph
 
 __all__ = ["CompiledPlan", "compile_plan", "MIN_SIZE"]  # MIN_SIZE: the default at import
@@ -106,14 +106,9 @@ class CompiledPlan:
     def run_batched(self, feed_values, batched):
         """Like ``Plan.run_batched``, with a program compiled per (batch size, flags)."""
         feed_values, k = self.plan.check_batched_feeds(feed_values, batched)
-        key = (k, tuple(batched))
-        if key not in self._batched:
-            try:
-                self._batched[key] = self._compile_batched(k, batched)
-            except Unbatchable:  # the plan's batching rules handle run-time shapes
-                self._batched[key] = None
-        run = self._batched[key]
-        if run is None:
+        run = cached_batched(self._batched, (k, tuple(batched)),
+                             lambda: self._compile_batched(k, batched))
+        if run is None:  # the plan's batching rules handle run-time shapes
             return self.plan.run_batched(feed_values, batched)
         values = run(*feed_values)
         return [v if f else np.broadcast_to(v, (k,) + np.shape(v))

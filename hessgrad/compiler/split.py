@@ -11,7 +11,8 @@ trace and compilation.
 
 import numpy as np
 
-from .ir import derive, size_of
+from .batched import Unbatchable
+from .ir import derive, known, size_of
 
 
 class Split:
@@ -22,6 +23,18 @@ class Split:
         self.setup = setup
         self.apply = apply
         self.boundary = boundary
+
+
+def cached_batched(cache, key, compile_batched):
+    """``compile_batched()``, compiled once per ``key`` in ``cache``; None when the program
+    cannot be rewritten for a batch (an output shape known only at run time, as a
+    ``while_loop``'s): the caller then runs the batch another way."""
+    if key not in cache:
+        try:
+            cache[key] = compile_batched()
+        except Unbatchable:
+            cache[key] = None
+    return cache[key]
 
 
 def split_program(prog, ops, static):
@@ -87,11 +100,9 @@ class SplitRunner:
         return Bound(self, boundary)
 
     def batched_apply(self, k, flags):
-        key = (k, tuple(flags))
-        if key not in self._batched:
-            self._batched[key] = self._compile_batched(self.split.apply, self._apply_ops,
-                                                       flags, k)
-        return self._batched[key]
+        """The per-call part compiled for a batch, or None when it cannot be batched."""
+        return cached_batched(self._batched, (k, tuple(flags)), lambda: self._compile_batched(
+            self.split.apply, self._apply_ops, flags, k))
 
 
 class Bound:
@@ -109,6 +120,19 @@ class Bound:
         k = next(len(v) for v, f in zip(dynamic_values, batched) if f)
         flags = [False] * len(self.boundary) + list(batched)
         run = self.runner.batched_apply(k, flags)
+        if run is None:
+            return self._run_each(dynamic_values, batched, k)
         values = run(*self.boundary, *dynamic_values)
         return [v if f else np.broadcast_to(v, (k,) + np.shape(v))
                 for v, f in zip(values, run.fetch_batched)]
+
+    def _run_each(self, dynamic_values, batched, k):
+        """The batch as one per-call run per member: what is left when no batched program
+        can be compiled (the per-call part, unlike the whole plan, needs no setup rerun)."""
+        runs = [self.run([v[j] if f else v for v, f in zip(dynamic_values, batched)])
+                for j in range(k)]
+        if runs:
+            return [np.stack([np.asarray(r[i]) for r in runs]) for i in range(len(runs[0]))]
+        apply = self.runner.split.apply  # an empty batch: empty results of the traced shapes
+        return [np.empty((0,) + (apply.shape(v) if known(apply.shape(v)) else ()),
+                         apply.dtype(v)) for v in apply.fetches]

@@ -111,3 +111,23 @@ def test_matmul_batch_rule_gathers_unit_vectors_and_multiplies_the_rest(V):
     a = np.arange(5.0)
     np.testing.assert_array_equal(prim.batch_rule(prim.forward, [a, V], [False, True]), V @ a)
     np.testing.assert_array_equal(prim.batch_rule(prim.forward, [V, a], [True, False]), V @ a)
+
+
+def _looped(x):
+    def body(i, s):
+        return i + 1, hnp.sin(s * x[::-1]) + s * 0.5
+    _, s = hg.while_loop(lambda i, s: i < 3, body, (0, x))
+    return hnp.sum(s ** 2)
+
+
+def test_batched_hvp_of_a_while_loop_runs_member_by_member():
+    # the loop's outputs have run-time shapes: no batched per-call program can be compiled
+    x = np.array([0.2, -0.4, 0.5, 0.1])
+    columns = np.stack([hg.hvp(_looped)(x, e) for e in np.eye(4)])
+    product = hg.make_hvp(_looped)(x)
+    np.testing.assert_allclose(product.batched(np.eye(4)), columns, rtol=1e-12)
+    assert product.batched(np.zeros((0, 4))).shape == (0, 4)
+    op = hg.HessianOperator(_looped, x)
+    np.testing.assert_allclose(op.matmat(np.eye(4)[:, 1:3]), columns[1:3].T, rtol=1e-12)
+    np.testing.assert_allclose(op.to_dense(), columns.T, rtol=1e-12)
+    np.testing.assert_allclose(hg.hessian(_looped)(x), columns, rtol=1e-12)
