@@ -223,6 +223,7 @@ def test_data_captured_when_traced_stays_as_captured():
     H, S = hg.hessian(f), hg.sparse_hessian(f)
     before = A.T @ np.diag(6 * (A @ x)) @ A
     np.testing.assert_allclose(H(x), before)
+    np.testing.assert_allclose(S(x).toarray(), before)
     A[0, 3] = 2.0
     np.testing.assert_allclose(H(x), before)
     np.testing.assert_allclose(S(x).toarray(), before)
