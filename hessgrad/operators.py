@@ -32,9 +32,7 @@ class HessianOperator:
     """
 
     def __init__(self, f, x, args=(), mode="fwd-rev"):
-        x = x.numpy() if isinstance(x, Tensor) else np.asarray(x)
-        if x.dtype.kind not in "fc":
-            x = x.astype(np.float64)
+        x = _point(x)
         self.x = x
         self.shape = (x.size, x.size)
         self.dtype = x.dtype
@@ -42,10 +40,7 @@ class HessianOperator:
         self._hvp = make_hvp(f, 0, mode)(x, *args)
 
     def matvec(self, v):
-        v = np.asarray(v, dtype=self.dtype)
-        if v.size != self.x.size:
-            raise ValueError(f"HessianOperator.matvec: vector has {v.size} entries, the "
-                             f"operator has shape {self.shape}")
+        v = _vector(self, v, "HessianOperator.matvec")
         self.nmatvec += 1
         out = np.asarray(self._hvp(v.reshape(self.x.shape))).reshape(-1)
         return out.reshape(v.shape) if v.ndim == 2 else out
@@ -54,10 +49,7 @@ class HessianOperator:
         return self.matvec(v)  # a Hessian is symmetric
 
     def matmat(self, V):
-        V = np.asarray(V, dtype=self.dtype)
-        if V.ndim != 2 or V.shape[0] != self.shape[1]:
-            raise ValueError(f"HessianOperator.matmat: matrix has shape {V.shape}, expected "
-                             f"({self.shape[1]}, k)")
+        V = _matrix(self, V, "HessianOperator.matmat")
         if not V.shape[1]:
             return np.zeros((self.shape[0], 0), self.dtype)
         self.nmatvec += V.shape[1]
@@ -80,6 +72,28 @@ class HessianOperator:
                               matmat=self.matmat, dtype=self.dtype)
 
 
+def _point(x):
+    """A copy of ``x`` in a float dtype (float32 stays float32): the operator is at the point
+    it was given, even when the caller then updates ``x`` in place."""
+    x = np.array(x.numpy() if isinstance(x, Tensor) else x)
+    return x if x.dtype.kind in "fc" else x.astype(np.float64)
+
+
+def _vector(op, v, name):
+    v = np.asarray(v, dtype=op.dtype)
+    if v.size != op.x.size:
+        raise ValueError(f"{name}: vector v has shape {v.shape} ({v.size} entries), the "
+                         f"operator has shape {op.shape}")
+    return v
+
+
+def _matrix(op, V, name):
+    V = np.asarray(V, dtype=op.dtype)
+    if V.ndim != 2 or V.shape[0] != op.shape[1]:
+        raise ValueError(f"{name}: matrix V has shape {V.shape}, expected ({op.shape[1]}, k)")
+    return V
+
+
 class GaussNewtonOperator:
     """Generalized Gauss-Newton ``J^T H_loss J`` of ``loss(model(x))`` at ``x``.
 
@@ -99,7 +113,7 @@ class GaussNewtonOperator:
     def __init__(self, model, loss, x):
         from .second_order import hvp as _hvp
 
-        x = x.numpy() if isinstance(x, Tensor) else np.asarray(x, dtype=np.float64)
+        x = _point(x)
         self.x = x
         self.shape = (x.size, x.size)
         self.dtype = x.dtype
@@ -109,17 +123,18 @@ class GaussNewtonOperator:
         self._loss_hvp = _hvp(loss)
 
     def matvec(self, v):
-        v = np.asarray(v, dtype=self.dtype).reshape(self.x.shape)
+        v = _vector(self, v, "GaussNewtonOperator.matvec")
         self.nmatvec += 1
-        _, jv = jvp(self._model, (self.x,), (v,))
+        _, jv = jvp(self._model, (self.x,), (v.reshape(self.x.shape),))
         hjv = self._loss_hvp(self._out, jv)
         (g,) = self._pullback(hjv)
-        return np.asarray(g).reshape(-1)
+        out = np.asarray(g).reshape(-1)
+        return out.reshape(v.shape) if v.ndim == 2 else out
 
     rmatvec = matvec
 
     def matmat(self, V):
-        V = np.asarray(V, dtype=self.dtype)
+        V = _matrix(self, V, "GaussNewtonOperator.matmat")
         return np.column_stack([self.matvec(V[:, j]) for j in range(V.shape[1])]) \
             if V.shape[1] else np.zeros((self.shape[0], 0), self.dtype)
 

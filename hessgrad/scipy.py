@@ -86,6 +86,9 @@ class Objective:
         self.nhessp += 1
         x = np.asarray(x, dtype=np.float64)
         p = np.asarray(p, dtype=np.float64)
+        if p.size != x.size:
+            raise ValueError(f"Objective.hessp: p has shape {p.shape}, expected {x.size} "
+                             f"entries like x (shape {x.shape})")
         key = (x.tobytes(), x.shape)
         at = self._hessp_at
         count = at[2] + 1 if at is not None and at[0] == key and _same_args(at[1], args) else 1

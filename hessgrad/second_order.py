@@ -174,11 +174,21 @@ def _make_hvp(f, argnums, mode):
 
     def at(*args, **kwargs):
         single, nums = _argnums(argnums, len(args), "make_hvp")
+        args, kwargs = _snapshot(args), _snapshot(kwargs)
         v_example = [pack_as(args[i], [np.zeros(np.shape(a), _dtype_of(a))
                                         for a in flatten(args[i])]) for i in nums]
         v_example = v_example[0] if single else tuple(v_example)
-        return _HvpAt(product, args, kwargs, _specialize(traced, args, v_example, kwargs))
+        return _HvpAt(product, args, kwargs, _specialize(traced, args, v_example, kwargs),
+                      v_example)
     return at
+
+
+def _snapshot(structure):
+    """``structure`` with its numpy arrays copied: the products are at the point given, even
+    when the caller then updates its arrays in place (compiled setups keep views of them,
+    eager products re-read them)."""
+    return pack_as(structure, [np.array(a) if isinstance(a, np.ndarray) else a
+                               for a in flatten(structure)])
 
 
 class _HvpAt:
@@ -187,32 +197,85 @@ class _HvpAt:
     A class rather than closures that refer to each other, so that an operator dropped by
     an optimizer loop frees its arrays at once instead of at the next garbage collection."""
 
-    def __init__(self, product, args, kwargs, linear):
+    def __init__(self, product, args, kwargs, linear, example):
         self.product, self.args, self.kwargs, self.linear = product, args, kwargs, linear
+        self.example = example  # zeros structured and shaped like v
         self.plain = _is_plain(args)
 
     def __call__(self, v):
+        leaves = _vector_leaves(v, self.example, "make_hvp: v")
         if self.linear is not None:
-            out = self.linear(flatten(v))
+            out = self.linear(leaves)
         else:
-            out = self.product(*self.args, v, **self.kwargs)
+            out = self.product(*self.args, pack_as(self.example, leaves), **self.kwargs)
         return _out(out, self.plain) if self.plain else out
 
     def batched(self, V):
         """The products with each of ``V``'s rows (vectors stacked along a leading axis)."""
-        leaves = flatten(V)
+        leaves = _vector_leaves(V, self.example, "make_hvp(...).batched: V", batch=True)
         if self.linear is not None:
             return self.linear.run_batched(leaves, [True] * len(leaves))
-        cols = [flatten(self(pack_as(V, [leaf[j] for leaf in leaves])))
-                for j in range(len(leaves[0]))]
-        return pack_as(V, [np.stack([np.asarray(c[i]) for c in cols])
-                           for i in range(len(leaves))])
+        k = len(leaves[0])
+        cols = [flatten(self(pack_as(self.example, [leaf[j] for leaf in leaves])))
+                for j in range(k)]
+        return pack_as(self.example, [
+            np.stack([np.asarray(c[i]) for c in cols]) if k else np.zeros((0,) + e.shape, e.dtype)
+            for i, e in enumerate(flatten(self.example))])
 
     def largest_intermediate(self, v):
         """Elements in the largest array one product computes (what a batch member costs)."""
         if self.linear is not None:
             return self.linear.largest_intermediate
         return sum(np.size(a) for a in flatten(v))
+
+
+def _vector_leaves(v, example, what, batch=False):
+    """The leaves of ``v``, structured like ``example`` (a Python list where the example has
+    an array is one vector), as arrays of the example's shapes (behind one common leading
+    batch axis with ``batch``); ``what`` names the argument in errors."""
+    leaves = []
+    _collect(v, example, what, leaves)
+    k = None
+    for leaf, e in zip(leaves, flatten(example)):
+        shape = tuple(leaf.shape)
+        if not batch and shape != e.shape:
+            raise ValueError(f"{what} has shape {shape}, expected {e.shape}, the argument's")
+        if batch and (not shape or shape[1:] != e.shape or k is not None and shape[0] != k):
+            expected = "(" + ", ".join(map(str, ("k" if k is None else k,) + e.shape)) + ")"
+            raise ValueError(f"{what} has shape {shape}, expected {expected} (vectors shaped "
+                             "like the argument, stacked along a leading axis)")
+        k = shape[0] if batch else None
+    return leaves
+
+
+def _collect(v, example, what, leaves):
+    """Append ``v``'s parts at ``example``'s leaves to ``leaves``, as arrays or tensors."""
+    if isinstance(example, dict):
+        if not isinstance(v, dict) or sorted(v) != sorted(example):
+            raise TypeError(f"{what} must be a dict with keys {sorted(example)}, like the "
+                            f"argument, got {_describe(v)}")
+        for key in sorted(example):
+            _collect(v[key], example[key], what, leaves)
+    elif isinstance(example, (list, tuple)):
+        if not isinstance(v, (list, tuple)) or len(v) != len(example):
+            raise TypeError(f"{what} must be a list or tuple of {len(example)} vectors, like "
+                            f"the argument, got {_describe(v)}")
+        for part, e in zip(v, example):
+            _collect(part, e, what, leaves)
+    elif isinstance(v, Tensor):
+        leaves.append(v)
+    else:
+        try:
+            leaves.append(np.asarray(v))
+        except (TypeError, ValueError) as exc:  # ragged lists, objects
+            raise TypeError(f"{what} must be an array, got {_describe(v)}") from exc
+        if leaves[-1].dtype.kind not in "biufc":
+            raise TypeError(f"{what} must be a numeric array, got {_describe(v)}")
+
+
+def _describe(v):
+    return f"{type(v).__name__} of {len(v)}" if isinstance(v, (list, tuple, dict)) else \
+        type(v).__name__
 
 
 def _dtype_of(a):

@@ -2,6 +2,8 @@
 hessgrad callbacks, against SciPy's analytic rosen / rosen_der / rosen_hess /
 rosen_hess_prod."""
 
+import re
+
 import numpy as np
 import pytest
 import scipy.optimize as so
@@ -135,6 +137,13 @@ def test_hessp_reuses_one_operator_per_point(monkeypatch):
     obj.hessp(x + 1.0, np.ones(4))              # a new point: no operator yet
     assert len(built) == 1
     np.testing.assert_allclose(obj.hess(x), rosen_hess(x), rtol=1e-13)
+
+
+def test_hessp_names_itself_when_p_does_not_fit_x():
+    obj = hgs.objective(rosen_hg)
+    with pytest.raises(ValueError, match=re.escape(
+            "Objective.hessp: p has shape (4,), expected 3 entries like x (shape (3,))")):
+        obj.hessp(np.ones(3), np.ones(4))
 
 
 def test_args_are_forwarded():
