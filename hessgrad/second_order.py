@@ -34,7 +34,7 @@ def hessian_vector_product(ys, xs, v):
     Returns:
         A list with one tensor per x: ``H v``.
     Raises:
-        ValueError: ``xs`` and ``v`` differ in length.
+        ValueError: ``xs`` and ``v`` differ in length, or a v is not shaped like its x.
 
     >>> import hessgrad as hg
     >>> A = np.array([[1.0, 2.0], [0.0, 3.0]])
@@ -50,9 +50,27 @@ def hessian_vector_product(ys, xs, v):
     if len(xs) != len(v):
         raise ValueError(f"xs and v must have the same length: got {len(xs)} xs and "
                          f"{len(v)} vectors")
+    for i, (x, u) in enumerate(zip(xs, v)):
+        _check_static_shape(u, x, i)
     grads = gradients(ys, xs)
     products = [reduce_sum(g * stop_gradient(u)) for g, u in zip(grads, v) if g is not None]
     return gradients(products, xs)
+
+
+def _static_shape(t):
+    return t.shape if isinstance(t, Tensor) else np.shape(t)
+
+
+def _check_static_shape(u, x, i):
+    """A v shaped otherwise than its x would broadcast into a wrong product: refuse it where
+    both shapes are known at graph-building time (a None dimension matches anything)."""
+    vs, xs = _static_shape(u), _static_shape(x)
+    if vs is None or xs is None:
+        return
+    if len(vs) != len(xs) or any(a is not None and b is not None and a != b
+                                 for a, b in zip(vs, xs)):
+        raise ValueError(f"hessian_vector_product: v[{i}] has shape {tuple(vs)}, expected "
+                         f"the shape {tuple(xs)} of xs[{i}]")
 
 
 def _hvp_at(f, args, kwargs, nums, v_leaves, mode):
