@@ -118,6 +118,12 @@ def hvp(f, argnums=0, mode="fwd-rev"):
     argument (for a tuple ``argnums``: a tuple of such vectors). Arguments may be nested
     structures (lists, dicts) of arrays; ``v`` then has the same structure.
 
+    With a :func:`custom_gradient` whose ``grad_fn`` is not the derivative of its function,
+    the modes disagree: reverse passes call ``grad_fn``, forward passes differentiate the
+    function's own ops. "fwd-rev" (and :func:`hessian`) differentiates the ``grad_fn``
+    gradient forward (``jacfwd(grad(f))``), "rev-rev" uses ``grad_fn`` in both passes
+    (``jacrev(grad(f))``), "rev-fwd" only in its outer pass.
+
     Args:
         f: scalar function of arrays.
         argnums: int or tuple of ints.
