@@ -124,9 +124,14 @@ def test_trace_estimators(F):
     H = local_hessian(X)
     op = F.hessian_operator(X)
     est = F.hutchinson(X, 20, rng=3)
-    Z = hgd.analytics.hutchinson_probes(12, 20, op.block_size(20), rng=3)
+    Z = hgd.analytics.hutchinson_probes(12, 20, rng=3)
     samples = np.einsum("ij,jk,ik->i", Z, H, Z)
     np.testing.assert_allclose(est.trace, samples.mean(), rtol=1e-12)
+    # the same probes whatever the blocks (they follow the cluster's size)
+    for size in (1, 7, 20):
+        op.block_size = lambda k, size=size: size
+        np.testing.assert_allclose(hgd.analytics.hutchinson(op, 20, rng=3).trace, est.trace,
+                                   rtol=1e-12)
     assert est.num_matvecs == 20 and est.std_error > 0
     np.testing.assert_allclose(F.hutchpp(X, 9, rng=1).trace, solvers.hutchpp(H, 9, rng=1).trace,
                                rtol=1e-10)

@@ -142,17 +142,29 @@ def hessian_rows(spec, shard, x, start, stop, data):
     return batched_hvp(spec, shard, x, E, data)
 
 
-def probes(seed, n, k, distribution):
-    """``k`` probe vectors of length ``n`` as rows, the same on every worker for a seed."""
-    rng = np.random.default_rng(seed)
-    if distribution == "rademacher":
-        return rng.integers(0, 2, size=(k, n)).astype(np.float64) * 2.0 - 1.0
-    return rng.standard_normal((k, n))
+# Probes made from one seed: the client's blocks hold whole groups, so probe i is the same
+# whatever the cluster's block sizes (and a seed gives the same estimate on any cluster).
+PROBES_PER_SEED = 8
 
 
-def quadratic_forms(spec, shard, x, seed, k, distribution, data):
-    """``z^T H_shard z`` for ``k`` probes made from ``seed``: only ``k`` numbers travel back."""
-    Z = probes(seed, x.size, k, distribution).astype(x.dtype, copy=False)
+def probes(seeds, n, k, distribution):
+    """``k`` probe vectors of length ``n`` as rows, ``PROBES_PER_SEED`` from each seed in
+    turn: the same on every worker for the seeds."""
+    rows = []
+    for j, seed in enumerate(seeds):
+        count = min(PROBES_PER_SEED, k - j * PROBES_PER_SEED)
+        rng = np.random.default_rng(seed)
+        if distribution == "rademacher":
+            rows.append(rng.integers(0, 2, size=(count, n)).astype(np.float64) * 2.0 - 1.0)
+        else:
+            rows.append(rng.standard_normal((count, n)))
+    return np.concatenate(rows) if rows else np.zeros((0, n))
+
+
+def quadratic_forms(spec, shard, x, seeds, k, distribution, data):
+    """``z^T H_shard z`` for ``k`` probes made from ``seeds``: only ``k`` numbers travel
+    back."""
+    Z = probes(seeds, x.size, k, distribution).astype(x.dtype, copy=False)
     return np.einsum("ij,ij->i", Z, batched_hvp(spec, shard, x, Z, data))
 
 

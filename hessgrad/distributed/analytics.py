@@ -19,10 +19,11 @@ def _entropy(rng):
 def hutchinson(op, num_matvecs, *, distribution="rademacher", rng=None, progress=None):
     """Hutchinson's ``tr(H) ~ mean_i z_i^T H z_i`` with the probes made on the workers.
 
-    The probes are split into blocks; block ``b`` uses ``numpy.random.default_rng(seed_b)``
-    with ``seed_b`` the ``b``-th child of ``numpy.random.SeedSequence(rng)`` (rng: an int, None,
-    or a Generator from which one integer is drawn), so a seed gives the same estimate on any
-    cluster. Only the ``num_matvecs`` quadratic forms travel back.
+    Probes ``8 c`` to ``8 c + 7`` come from ``numpy.random.default_rng(seed_c)``, with
+    ``seed_c`` the ``c``-th child of ``numpy.random.SeedSequence(rng)`` (rng: an int, None, or
+    a Generator from which one integer is drawn); the workers' blocks hold whole groups of 8,
+    so a seed gives the same estimate on any cluster. Only the ``num_matvecs`` quadratic
+    forms travel back.
 
     Args:
         op: a :class:`DistributedHessianOperator`.
@@ -43,28 +44,30 @@ def hutchinson(op, num_matvecs, *, distribution="rademacher", rng=None, progress
         raise ValueError(f"hutchinson: distribution must be 'rademacher' or 'gaussian', got "
                          f"{distribution!r}")
     m = int(num_matvecs)
-    blocks = [(s, e) for s, e in _blocks(m, op.block_size(m))]
-    seeds = np.random.SeedSequence(_entropy(rng)).spawn(len(blocks))
-    seed_of = {b: seed for b, seed in zip(blocks, seeds)}
+    group = _worker.PROBES_PER_SEED
+    blocks = _blocks(m, group * math.ceil(op.block_size(m) / group))
+    seeds = _probe_seeds(rng, m)
     samples = np.empty(m)
 
     def collect(s, e, values):
         samples[s:e] = values
 
     op.run_blocks(blocks, "hutchinson probes",
-                  lambda s, e: (_worker.quadratic_forms, seed_of[(s, e)], e - s, distribution),
+                  lambda s, e: (_worker.quadratic_forms, seeds[s // group:-(-e // group)],
+                                e - s, distribution),
                   collect, progress)
     op.nmatvec += m
     std = float(np.std(samples, ddof=1) / math.sqrt(m)) if m > 1 else math.inf
     return TraceEstimate(float(samples.mean()), std, m)
 
 
-def hutchinson_probes(n, num_matvecs, block_size, distribution="rademacher", rng=None):
+def _probe_seeds(rng, m):
+    return np.random.SeedSequence(_entropy(rng)).spawn(-(-m // _worker.PROBES_PER_SEED))
+
+
+def hutchinson_probes(n, num_matvecs, distribution="rademacher", rng=None):
     """The probes :func:`hutchinson` uses (rows), for checking it against a local run."""
-    blocks = list(_blocks(num_matvecs, block_size))
-    seeds = np.random.SeedSequence(_entropy(rng)).spawn(len(blocks))
-    return np.concatenate([_worker.probes(seed, n, e - s, distribution)
-                           for (s, e), seed in zip(blocks, seeds)])
+    return _worker.probes(_probe_seeds(rng, num_matvecs), n, num_matvecs, distribution)
 
 
 def spectral_density(op, *, num_probes=10, lanczos_steps=30, rng=None, progress=None):
