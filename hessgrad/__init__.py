@@ -24,7 +24,7 @@ from .ops.reduction import max as reduce_max
 from .ops.reduction import mean as reduce_mean
 from .ops.reduction import min as reduce_min
 from .ops.reduction import sum as reduce_sum
-from .ops.shape import concatenate, expand_dims, reshape, squeeze, stack, transpose
+from .ops.shape import concatenate, expand_dims, reshape, squeeze, stack as _stack, transpose
 from .second_order import hessian, hessian_vector_product, hessians, hvp, make_hvp
 from .ops.control_flow import TensorArray, cond, while_loop
 from .transforms import grad, jacfwd, jacobian, jacrev, jvp, linearize, value_and_grad, vjp
@@ -43,6 +43,14 @@ __version__ = "0.1.0"
 def concat(values, axis):
     """Concatenate a list of tensors along ``axis`` (TensorFlow's name)."""
     return concatenate(*values, axis=axis)
+
+
+def stack(*values, axis=0):
+    """Stack tensors along a new ``axis``: TensorFlow's ``stack([a, b])`` (one list) or
+    ``stack(a, b)``."""
+    if len(values) == 1 and isinstance(values[0], (list, tuple)):
+        values = tuple(values[0])
+    return _stack(*values, axis=axis)
 
 
 _set_plan_compiler(_compile_plan)  # hessgrad.function compiles traced graphs

@@ -540,3 +540,14 @@ def test_tape_gives_no_gradient_for_an_unwatched_source_even_where_the_target_de
     zx, _ = tape.gradient(y, [x, z], unconnected_gradients="zero")
     np.testing.assert_allclose(zx.numpy(), [0.0, 0.0])
     assert tape.jacobian(x * z, x) is None
+
+
+def test_stack_takes_tensorflows_list_or_tensors():
+    # stack([a, b]) made an array of the list and stacked that alone: shape (1, 2, 3).
+    a, b = hg.constant([1.0, 2.0, 3.0]), hg.constant([4.0, 5.0, 6.0])
+    assert hg.stack([a, b]).shape == (2, 3) and hg.stack((a, b), axis=1).shape == (3, 2)
+    assert hg.stack(a, b, axis=-1).shape == (3, 2)
+    with hg.Graph().as_default() as g:
+        p = hg.placeholder("float64", (3,))
+        (dp,) = hg.gradients(hg.reduce_sum(hg.stack([p, p * 2.0]) ** 2), [p])
+    np.testing.assert_allclose(g.run(dp, {p: np.ones(3)}), [10.0, 10.0, 10.0])
