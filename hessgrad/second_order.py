@@ -380,6 +380,8 @@ def hessian(f, argnums=0, *, sparse=False, detect_sparsity=True, **sparse_option
     array([[ 6.,  0.],
            [ 0., 12.]])
     """
+    if not callable(f):
+        raise TypeError(f"hessian: f must be callable, got {type(f).__name__}")
     if sparse:
         if argnums != 0:
             raise ValueError(f"hessian: sparse=True supports argnums=0 only, got {argnums!r}")

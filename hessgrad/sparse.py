@@ -401,17 +401,10 @@ def _structure_check(f):
     """What ``hessgrad.hessian(f)`` consults once per signature: a sparse Hessian whose
     detection gives up as soon as an intermediate holds more than ``max(64 n, n^2 / 8)``
     dependency entries (a Hessian that dense is computed faster by the dense path)."""
-    _check_callable(f, "hessian")  # built by hessian(f): errors name what the user called
     h = SparseHessian(f, dense_threshold=0.5)  # denser patterns seldom halve the products
     h._budget = lambda n: min(_sparsity.ENTRY_BUDGET, max(64 * n, n * n // 8))
     return h
 
 
-def _hessian_sparse(f, **options):
-    """``hessian(f, sparse=True, **options)``: :func:`sparse_hessian`, errors naming hessian."""
-    _check_callable(f, "hessian")
-    return sparse_hessian(f, **options)
-
-
-_second_order.SPARSE_HESSIAN = _hessian_sparse  # hessian(f, sparse=True) dispatches here
+_second_order.SPARSE_HESSIAN = sparse_hessian  # hessian(f, sparse=True) dispatches here
 _second_order.STRUCTURE_CHECK = _structure_check  # hessian(f) assembles sparse ones densely

@@ -218,6 +218,7 @@ def test_bad_input_errors():
         hg.sparse_jacobian(lambda x: x ** 2)(np.arange(3, dtype=np.int64))
     # a non-callable f: the error names the function called
     for call, what in [(lambda: hg.hessian(3), "hessian"),
+                       (lambda: hg.hessian(3, detect_sparsity=False), "hessian"),
                        (lambda: hg.hessian(3, sparse=True), "hessian"),
                        (lambda: hg.sparse_hessian(3), "sparse_hessian"),
                        (lambda: hg.sparse_jacobian(3), "sparse_jacobian")]:
