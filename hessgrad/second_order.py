@@ -13,7 +13,7 @@ from .engine.function import function
 from .engine.gradients import gradients
 from .engine.nest import flatten, is_nested, pack_as, structure_key
 from .engine.tape import GradientTape
-from .engine.tensor import ConcretizationError, Tensor
+from .engine.tensor import ConcretizationError, Tensor, shape_of, shapes_compatible
 from .ops.core import constant, reshape, stack, stop_gradient
 from .ops.reduction import sum as reduce_sum
 from .transforms import NonScalarOutput, _argnums, _is_plain, _lift, _out, _check_scalar, \
@@ -57,18 +57,11 @@ def hessian_vector_product(ys, xs, v):
     return gradients(products, xs)
 
 
-def _static_shape(t):
-    return t.shape if isinstance(t, Tensor) else np.shape(t)
-
-
 def _check_static_shape(u, x, i):
     """A v shaped otherwise than its x would broadcast into a wrong product: refuse it where
     both shapes are known at graph-building time (a None dimension matches anything)."""
-    vs, xs = _static_shape(u), _static_shape(x)
-    if vs is None or xs is None:
-        return
-    if len(vs) != len(xs) or any(a is not None and b is not None and a != b
-                                 for a, b in zip(vs, xs)):
+    vs, xs = shape_of(u), shape_of(x)
+    if not shapes_compatible(vs, xs):
         raise ValueError(f"hessian_vector_product: v[{i}] has shape {tuple(vs)}, expected "
                          f"the shape {tuple(xs)} of xs[{i}]")
 

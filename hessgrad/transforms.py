@@ -11,7 +11,7 @@ from .engine.backprop import UnconnectedGradients
 from .engine.forward import ForwardAccumulator
 from .engine.nest import flatten, pack_as
 from .engine.tape import GradientTape
-from .engine.tensor import Tensor, owned
+from .engine.tensor import Tensor, owned, shape_of
 from .ops.core import constant, convert_to_tensor, identity, reshape, stack
 
 
@@ -102,10 +102,10 @@ class NonScalarOutput(TypeError):
 
 
 def _check_scalar(y, fname):
-    shape = y.shape if isinstance(y, Tensor) else np.shape(y)
+    shape = shape_of(y)
     if shape != ():
-        raise NonScalarOutput(f"{fname} requires a scalar-output function (use jacobian or vjp for "
-                        f"others), but the function returned shape {tuple(shape)}")
+        raise NonScalarOutput(f"{fname} requires a scalar-output function (use jacobian or vjp "
+                              f"for others), but the function returned shape {tuple(shape)}")
 
 
 def value_and_grad(f, argnums=0, has_aux=False):
@@ -288,7 +288,7 @@ def jacfwd(f, argnums=0, has_aux=False):
             out, aux = _split_aux(f(*lifted, **kwargs), has_aux, "jacfwd")
         jacs = []
         for k, y in enumerate(_leaves(out)):
-            y_shape = tuple(np.shape(y) if not isinstance(y, Tensor) else y.shape)
+            y_shape = tuple(shape_of(y))
             per_source = []
             for s, cols in zip(sources, columns):
                 if cols:

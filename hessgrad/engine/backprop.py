@@ -13,7 +13,7 @@ import numpy as np
 from .dispatch import bind
 from .registry import get
 from .state import STATE
-from .tensor import Tensor, dtype_of, is_differentiable_dtype, shape_of
+from .tensor import Tensor, dtype_of, is_differentiable_dtype, shape_of, shapes_compatible
 
 
 class UnconnectedGradients:
@@ -60,11 +60,9 @@ def check_seeds(targets, seeds, where, what):
             g = np.asarray(g)
             if y.dtype is not None and is_differentiable_dtype(y.dtype) and g.dtype != y.dtype:
                 g = g.astype(y.dtype)
-        y_shape, g_shape = y.shape, shape_of(g)
-        if y_shape is not None and g_shape is not None and (len(y_shape) != len(g_shape) or any(
-                a is not None and b is not None and a != b for a, b in zip(y_shape, g_shape))):
-            raise ValueError(f"{where}: {what}[{k}] has shape {tuple(g_shape)} but its target "
-                             f"has shape {tuple(y_shape)}")
+        if not shapes_compatible(y.shape, shape_of(g)):
+            raise ValueError(f"{where}: {what}[{k}] has shape {tuple(shape_of(g))} but its "
+                             f"target has shape {tuple(y.shape)}")
         out.append(g)
     return out
 
@@ -323,10 +321,7 @@ def _fit_gradient(rec, k, a, g):
 
 def _check_shape(rec, k, a, g):
     a_shape, g_shape = a.shape, shape_of(g)
-    if a_shape == g_shape or a_shape is None or g_shape is None:
-        return
-    if len(a_shape) == len(g_shape) and all(
-            x is None or y is None or x == y for x, y in zip(a_shape, g_shape)):
+    if a_shape == g_shape or shapes_compatible(a_shape, g_shape):
         return
     raise ValueError(
         "Incompatible shapes between op input and calculated input gradient. "

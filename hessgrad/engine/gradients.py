@@ -67,9 +67,9 @@ def gradients(ys, xs, grad_ys=None, name="gradients", gate_gradients=False,
     for x in xs:
         if not isinstance(x, Tensor):
             raise TypeError(f"gradients: xs must be tensors or Variables, got {x!r}")
+    grad_ys = check_seeds(ys, grad_ys, "gradients", "grad_ys")  # indices as the user's
     targets = [y for y in ys if isinstance(y, Tensor)]
-    target_grads = check_seeds(targets, [g for y, g in zip(ys, grad_ys) if isinstance(y, Tensor)],
-                               "gradients", "grad_ys")
+    target_grads = [g for y, g in zip(ys, grad_ys) if isinstance(y, Tensor)]
     with graph.as_default():
         return backprop(targets, target_grads, xs, _graph_producer,
                         stop=flatten(stop_gradients) if stop_gradients is not None else (),

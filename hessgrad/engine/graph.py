@@ -6,7 +6,7 @@ from .dispatch import READ
 from .node import Node
 from .registry import Primitive
 from .state import STATE
-from .tensor import Tensor, Variable, owned
+from .tensor import Tensor, Variable, owned, shapes_compatible
 
 
 def _placeholder_forward():
@@ -244,6 +244,11 @@ class Plan:
                 self.template.append(value)
             return slots[key]
 
+        def variable_slot(var):  # read from the variable at every run
+            s = slot_of(id(var))
+            self.variables.append((s, var))
+            return s
+
         self.feed_slots = [slot_of(id(t)) for t in feeds]
         self.feed_dtypes = [t.dtype for t in feeds]
         self.feed_shapes = [t.shape for t in feeds]
@@ -265,8 +270,7 @@ class Plan:
             arg_slots = []
             for a in node.inputs:
                 if isinstance(a, Variable):
-                    s = slot_of(id(a))
-                    self.variables.append((s, a))
+                    s = variable_slot(a)
                     dynamic.add(s)
                 elif isinstance(a, Tensor):
                     s = slot_of(id(a))
@@ -287,11 +291,10 @@ class Plan:
         self.largest_dynamic_size = max(
             [int(np.prod(o.shape, dtype=np.int64)) for *_, node in self.steps
              for o in node.outputs if o.shape is not None and None not in o.shape] or [1])
+
         def fetch_slot(t):
-            if isinstance(t, Variable):  # read at every run, as an op's Variable input
-                s = slot_of(id(t))
-                self.variables.append((s, t))
-                return s
+            if isinstance(t, Variable):
+                return variable_slot(t)
             if isinstance(t, Tensor) and t._value is None:
                 return slots[id(t)]
             return slot_of(("const", len(self.template)), np.asarray(t))
@@ -302,8 +305,7 @@ class Plan:
         for s, v, dtype, shape, name in zip(self.feed_slots, feed_values, self.feed_dtypes,
                                             self.feed_shapes, self.feed_names):
             v = np.asarray(v.numpy() if isinstance(v, Tensor) else v, dtype=dtype)
-            if shape is not None and (len(shape) != v.ndim or any(
-                    d is not None and d != e for d, e in zip(shape, v.shape))):
+            if not shapes_compatible(shape, v.shape):
                 raise ValueError(f"Graph.run: placeholder {name} has shape {shape}, "
                                  f"fed a value of shape {v.shape}")
             env[s] = v

@@ -222,6 +222,13 @@ def shape_of(x):
     return x.shape if isinstance(x, Tensor) else np.shape(x)
 
 
+def shapes_compatible(a, b):
+    """Whether static shapes ``a`` and ``b`` can be the same: None (unknown) matches any shape,
+    a None dimension any length."""
+    return a is None or b is None or len(a) == len(b) and all(
+        x is None or y is None or x == y for x, y in zip(a, b))
+
+
 def dtype_of(x):
     if isinstance(x, Tensor):
         return x.dtype
