@@ -190,37 +190,33 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
     d = None
     nit = 0
     p = None
-    rz_old = 1.0
-    scalar = dtype.type
+    rz = float(rr)  # r.z: without a preconditioner z = r, and r.r is already computed
     for it in range(maxiter):
         if rnorm <= tol:
             status = CONVERGED
             break
-        if prec is None:
-            z = r
-            rz = rr  # np.dot(r, r), computed for the residual norm: the same rounding
-        else:
+        if prec is not None:
             z = np.ascontiguousarray(prec.matvec(r), dtype=dtype)
-            rz = np.dot(r, z)
-        if prec is not None and not rz > 0:
-            status = BREAKDOWN
-            break
+            rz_old, rz = rz, float(np.dot(r, z))
+            if not rz > 0:
+                status = BREAKDOWN
+                break
+            if p is not None:
+                _kernels.xpby(z, dtype.type(rz / rz_old), p)
         if p is None:
-            p = z.copy()
-        else:
-            _kernels.xpby(z, scalar(rz / rz_old), p)
+            p = r.copy() if prec is None else z.copy()
         q = op.matvec(p)
         if q.dtype != dtype or not q.flags.c_contiguous:
             q = np.ascontiguousarray(q, dtype=dtype)
-        pq = np.dot(p, q)
+        # Without a preconditioner the step also forms the next direction.
+        pq, rr = _kernels.cg_step(x, r, p, q, rz, prec is None)
         if not pq > 0:
             status = NEGATIVE_CURVATURE if pq <= 0 else BREAKDOWN
             d = p.copy()
             break
-        _kernels.cg_update(x, r, p, q, scalar(rz / pq))
-        rr = np.dot(r, r)
-        rnorm = math.sqrt(float(rr))
-        rz_old = rz
+        if prec is None:
+            rz = rr
+        rnorm = math.sqrt(rr)
         nit = it + 1
         if callback is not None:
             callback(x)

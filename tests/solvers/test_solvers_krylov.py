@@ -102,6 +102,20 @@ def test_cg_minres_matvecs_never_exceed_scipy(n, cond, rtol):
     np.testing.assert_allclose(res.x, xs, atol=1e-8 * np.abs(xs).max())
 
 
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-12), (np.float32, 1e-4)])
+def test_cg_iterates_follow_scipys(dtype, rtol):
+    # cg's fused step does SciPy's arithmetic (same dots, same rounding, scalars in the
+    # arrays' dtype), so the iterates agree to rounding and the counts are equal.
+    A = with_spectrum(np.geomspace(1.0, 1e3, 300), seed=7, dtype=dtype)
+    b = rhs(300, dtype, seed=3)
+    ours, theirs = [], []
+    cg(A, b, rtol=1e-6, callback=lambda x: ours.append(x.copy()))
+    sla.cg(A, b, rtol=1e-6, callback=lambda x: theirs.append(x.copy()))
+    assert len(ours) == len(theirs) > 50
+    assert all(x.dtype == dtype for x in ours)
+    np.testing.assert_allclose(ours, theirs, rtol=0, atol=rtol * np.abs(theirs).max())
+
+
 def test_cg_tuple_return_x0_callback_and_preconditioner():
     A = MATRICES["spd_ill"]
     b = rhs(A.shape[0])

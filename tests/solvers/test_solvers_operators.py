@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import scipy.sparse
+import scipy.sparse.linalg as sla
 from solvers_zoo import FORMS, as_form
 
 from solvers import aslinearoperator_like
@@ -45,3 +46,43 @@ def test_errors():
         bad.matvec(np.ones(3))
     with pytest.raises(ValueError, match="matmat: X has shape"):
         aslinearoperator_like(A).matmat(np.ones((2, 2)))
+
+
+class _Counted(sla.LinearOperator):
+    """A LinearOperator defining ``_matvec``/``_matmat``, counting calls of each."""
+
+    def __init__(self, M):
+        self.M, self.calls = M, []
+        super().__init__(M.dtype, M.shape)
+
+    def _matvec(self, x):
+        self.calls.append("_matvec")
+        return self.M @ x
+
+    def _matmat(self, X):
+        self.calls.append("_matmat")
+        return self.M @ X
+
+
+class _OverridesMatvec(_Counted):
+    def matvec(self, x):
+        self.calls.append("matvec")
+        return super().matvec(x)
+
+
+def test_linear_operator_products_skip_only_scipys_own_wrappers():
+    # SciPy's checking wrapper is skipped (same product), but a subclass's own
+    # matvec is always called.
+    x = np.array([1.0, -2.0, 0.5])
+    for cls, expected in ((_Counted, ["_matvec", "_matmat"]),
+                          (_OverridesMatvec, ["matvec", "_matvec", "_matmat"])):
+        L = cls(A)
+        op = aslinearoperator_like(L)
+        np.testing.assert_array_equal(op.matvec(x), L.M @ x)
+        np.testing.assert_array_equal(op.matmat(np.eye(3)), A)
+        assert L.calls == expected
+    # A callable wrapped by SciPy, and a (n, 1) result, still come out as (n,).
+    op = aslinearoperator_like(sla.LinearOperator((3, 3), matvec=lambda v: A @ v))
+    np.testing.assert_array_equal(op.matvec(x), A @ x)
+    op = aslinearoperator_like(sla.LinearOperator((3, 3), matvec=lambda v: (A @ v)[:, None]))
+    assert op.matvec(x).shape == (3,)
