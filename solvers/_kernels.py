@@ -174,22 +174,34 @@ def xpby(z, beta, p):
         p[i] = z[i] + beta * p[i]
 
 
-# MINRES's elementwise updates, each one pass instead of numpy's several with temporaries.
-# No fastmath: every element is rounded as numpy rounds it, and the dot products stay with
-# BLAS, so the iterates match scipy.sparse.linalg.minres's (the ill-conditioned tests
-# compare them to 1e-8).
+# MINRES's vector work in two calls per iteration (one before the rotation, one after),
+# each fusing numpy's several passes and temporaries. No fastmath: every element is
+# rounded as numpy rounds it, and the dot products are BLAS's, so the iterates match
+# scipy.sparse.linalg.minres's (the ill-conditioned tests compare them to 1e-8).
 @numba.njit(cache=True)
-def subtract_scaled(y, c, r, out):
-    """``out = y - c r``."""
-    for i in range(y.shape[0]):
-        out[i] = y[i] - c * r[i]
+def minres_lanczos(y, v, r_old, r_cur, out, shift, c_old, beta, residual_dot):
+    """The Lanczos step after ``y = A v``: ``out = (y - shift v) - c_old r_old``,
+    ``alpha = v.out``, ``out -= (alpha / beta) r_cur``.  Returns ``(alpha, out.out)``
+    (the latter only if ``residual_dot``, i.e. without a preconditioner; else 0)."""
+    sh = v.dtype.type(shift)  # numpy's y - shift * v rounds shift to the dtype
+    for i in range(out.shape[0]):
+        out[i] = (y[i] - sh * v[i]) - c_old * r_old[i]
+    alpha = float(np.dot(v, out))
+    c = alpha / beta
+    for i in range(out.shape[0]):
+        out[i] -= c * r_cur[i]
+    return alpha, float(np.dot(out, out)) if residual_dot else 0.0
 
 
 @numba.njit(cache=True)
-def minres_update(v, w_old, w, x, eps_prev, delta, inv_gamma, phi):
+def minres_update(v, w_old, w, x, eps_prev, delta, inv_gamma, phi, y, inv_beta):
     """``w_old = (v - eps_prev w_old - delta w) inv_gamma`` (the new direction, in
-    ``w_old``'s buffer) and ``x += phi w_old``."""
+    ``w_old``'s buffer), ``x += phi w_old`` and the next Lanczos vector
+    ``v = inv_beta y`` (in ``v``'s buffer).  Returns ``||x||``."""
+    s = v.dtype.type(inv_beta)  # numpy rounds a Python scalar to the array's dtype
     for i in range(x.shape[0]):
         d = (v[i] - eps_prev * w_old[i] - delta * w[i]) * inv_gamma
         w_old[i] = d
         x[i] += phi * d
+        v[i] = s * y[i]
+    return np.sqrt(np.dot(x, x))

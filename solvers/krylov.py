@@ -468,25 +468,24 @@ def minres(A, b, x0=None, *, rtol=1e-5, shift=0.0, maxiter=None, M=None,
     exact = False
 
     spare = None   # a free buffer for the next Lanczos vector
+    v = y * (1.0 / beta)
     while nit < maxiter:
         nit += 1
-        v = y * (1.0 / beta)
         y = op.matvec(v)
         if y.dtype != dtype or not y.flags.c_contiguous:
             y = np.ascontiguousarray(y, dtype=dtype)
-        if shift != 0.0:
-            y = y - shift * v
         out = np.empty(n, dtype=dtype) if spare is None else spare
-        if nit > 1:
-            _kernels.subtract_scaled(y, beta / beta_old, r_old, out)
-            y = out
-        alpha = float(np.dot(v, y))
-        _kernels.subtract_scaled(y, alpha / beta, r_cur, out)
+        alpha, beta_sq = _kernels.minres_lanczos(
+            y, v, r_old, r_cur, out, shift, beta / beta_old if nit > 1 else 0.0, beta,
+            prec is None)
         spare = r_old if r_old is not r_cur else None
         r_old, r_cur = r_cur, out
-        y = r_cur if prec is None else np.asarray(prec.matvec(r_cur), dtype=dtype)
+        if prec is None:
+            y = r_cur
+        else:
+            y = np.asarray(prec.matvec(r_cur), dtype=dtype)
+            beta_sq = float(np.dot(r_cur, y))
         beta_old = beta
-        beta_sq = float(np.dot(r_cur, y))
         if beta_sq < 0:
             raise ValueError("minres: the preconditioner M is not positive definite "
                              "(or A is not symmetric)")
@@ -508,14 +507,15 @@ def minres(A, b, x0=None, *, rtol=1e-5, shift=0.0, maxiter=None, M=None,
         phi = c * phibar
         phibar = s * phibar
 
-        # w_k = (v_k - eps_{k} w_{k-2} - delta_k w_{k-1}) / gamma_k; x += phi w_k.
-        _kernels.minres_update(v, w_old, w, x, eps_prev, delta, 1.0 / gamma, phi)
+        # w_k = (v_k - eps_{k} w_{k-2} - delta_k w_{k-1}) / gamma_k; x += phi w_k; and
+        # the next Lanczos vector v = y / beta (unused when this iteration stops).
+        xnorm = float(_kernels.minres_update(v, w_old, w, x, eps_prev, delta, 1.0 / gamma,
+                                             phi, y, 1.0 / beta if beta != 0 else 0.0))
         w_old, w = w, w_old
 
         gmax, gmin = max(gmax, gamma), min(gmin, gamma)
         anorm = math.sqrt(tnorm2)
         acond = gmax / gmin
-        xnorm = float(np.linalg.norm(x))
         rnorm = phibar
         test1 = rnorm / (anorm * xnorm) if anorm > 0 and xnorm > 0 else math.inf
         test2 = root / anorm if anorm > 0 else math.inf

@@ -160,6 +160,26 @@ def test_minres_shift_and_x0():
     np.testing.assert_allclose((A - 0.5 * np.eye(A.shape[0])) @ x, b, atol=1e-7)
 
 
+@pytest.mark.parametrize("dtype, shift, preconditioned", [
+    (np.float64, 0.0, False), (np.float64, 0.7, False), (np.float64, 0.0, True),
+    (np.float32, 0.0, False)])   # (with a shift or M, SciPy computes float32 in float64)
+def test_minres_iterates_follow_scipys(dtype, shift, preconditioned):
+    # minres's fused vector steps do SciPy's arithmetic (shift, preconditioner and all),
+    # so the iterates agree to rounding and it takes no more steps.
+    A = MATRICES["indefinite"].astype(dtype)
+    b = rhs(A.shape[0], dtype, seed=4)
+    M = np.diag(1.0 / (np.abs(np.diag(A)) + 1.0)).astype(dtype) if preconditioned else None
+    ours, theirs = [], []
+    rtol = rtol_for(A)
+    minres(A, b, rtol=rtol, shift=shift, M=M, callback=lambda x: ours.append(x.copy()))
+    sla.minres(A, b, rtol=rtol, shift=shift, M=M, callback=lambda x: theirs.append(x.copy()))
+    assert 10 < len(ours) <= len(theirs)
+    assert all(x.dtype == dtype for x in ours)
+    k = len(ours)
+    atol = (1e-10 if dtype == np.float64 else 1e-3) * np.abs(theirs[k - 1]).max()
+    np.testing.assert_allclose(ours, theirs[:k], rtol=0, atol=atol)
+
+
 def test_steihaug_negative_curvature_picks_lower_model():
     res = steihaug(np.diag([-1.0, 1.0]), np.array([1.0, 0.0]), 2.0)
     assert res.negative_curvature and res.hits_boundary
