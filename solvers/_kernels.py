@@ -1,4 +1,4 @@
-"""Dense inner loops for the solvers (a leaf: numpy and numba only).
+"""Dense inner loops for the solvers (a leaf: numpy, numba and SciPy's BLAS only).
 
 Only dense loops live here, Numba-compiled and allocation-free where that is fastest; the
 algorithms that call them are in :mod:`solvers.lanczos` and :mod:`solvers.krylov`.
@@ -8,6 +8,7 @@ import math
 
 import numba
 import numpy as np
+import scipy.linalg.blas as _blas
 
 
 # Where the column-by-column loop stops paying: from about n = 30,000 the vector ``w`` no
@@ -17,27 +18,31 @@ BLAS_REORTHOGONALIZATION_SIZE = 25_000
 _SQRT_HALF = 0.7071067811865476  # the DGKS test: re-orthogonalise when ||w|| fell below this
 
 
-def cgs2(Q, m, w, h):
+def cgs2(Q, m, w, h, wnorm=-1.0):
     """Orthogonalise ``w`` in place against columns ``Q[:, :m]``: classical
     Gram-Schmidt with one re-orthogonalisation pass when needed.
 
     A Numba loop for vectors that fit in cache, BLAS products for longer ones; see
     :func:`_cgs2_loop` for the method and the meaning of ``h`` and the result.
+    ``wnorm`` is ``||w||`` if the caller knows it (saves a pass), else negative.
     """
     if w.shape[0] >= BLAS_REORTHOGONALIZATION_SIZE:
-        return _cgs2_blas(Q, m, w, h)
-    return _cgs2_loop(Q, m, w, h)
+        return _cgs2_blas(Q, m, w, h, wnorm)
+    return _cgs2_loop(Q, m, w, h, wnorm)
 
 
-def _cgs2_blas(Q, m, w, h):
-    """:func:`_cgs2_loop` with each pass as two BLAS matrix-vector products."""
+def _cgs2_blas(Q, m, w, h, wnorm):
+    """:func:`_cgs2_loop` with each pass as two BLAS matrix-vector products, the
+    second one in place (``dgemv`` with ``beta = 1``: no temporary the size of ``w``)."""
     Qm = Q[:, :m]
     h[:m] = 0.0
-    before = initial = math.sqrt(float(w @ w))
+    before = initial = wnorm if wnorm >= 0 else math.sqrt(float(w @ w))
     for _ in range(2):
         c = Qm.T @ w
         h[:m] += c
-        w -= Qm @ c
+        out = _blas.dgemv(-1.0, Qm, c, 1.0, w, overwrite_y=1)
+        if out is not w:     # w was not contiguous float64: f2py worked on a copy
+            w[:] = out
         after = math.sqrt(float(w @ w))
         if after > _SQRT_HALF * before:
             break
@@ -45,52 +50,51 @@ def _cgs2_blas(Q, m, w, h):
     return after, initial
 
 
-def lanczos_step(Q, j, w, h, beta_prev):
-    """Orthogonalise ``w = A q_j`` in place against ``Q[:, :j+1]`` for Lanczos.
+def lanczos_step(Q, j, y, h, beta_prev):
+    """The next Lanczos vector, unnormalised, in ``Q[:, j+1]``, from ``y = A q_j``
+    (``y`` is not modified).
 
-    First the three-term recurrence, ``w -= alpha q_j + beta_prev q_{j-1}`` with
-    ``alpha = q_j^T w`` (``beta_prev = 0`` for ``j = 0``), then :func:`cgs2` against all
-    of ``Q[:, :j+1]``.  The recurrence leaves only rounding-sized components along the
-    basis, so ``cgs2`` usually stops after one pass: half the memory traffic of
-    orthogonalising ``A q_j`` directly, where the recurrence's large cancellation forces
-    the second pass (the textbook "Lanczos with complete reorthogonalisation").  Returns
-    ``(alpha, ||w|| after, ||A q_j||)``; ``alpha`` includes the correction of the full
-    pass.
+    First the three-term recurrence, ``w = y - alpha q_j - beta_prev q_{j-1}`` with
+    ``alpha = q_j^T y`` (``beta_prev = 0`` for ``j = 0``), written straight into the
+    basis column, then :func:`cgs2` against all of ``Q[:, :j+1]``.  The recurrence
+    leaves only rounding-sized components along the basis, so ``cgs2`` usually stops
+    after one pass: half the memory traffic of orthogonalising ``A q_j`` directly,
+    where the recurrence's large cancellation forces the second pass (the textbook
+    "Lanczos with complete reorthogonalisation").  Returns ``(alpha, ||w|| after,
+    ||A q_j||)``; ``alpha`` includes the correction of the full pass.
     """
-    if w.shape[0] >= BLAS_REORTHOGONALIZATION_SIZE:
-        initial = math.sqrt(float(w @ w))
-        alpha = float(Q[:, j] @ w)
-        w -= alpha * Q[:, j]
-        if beta_prev != 0.0:
-            w -= beta_prev * Q[:, j - 1]
-    else:
-        alpha, initial = _recurrence(Q, j, w, beta_prev)
-    after, _ = cgs2(Q, j + 1, w, h)
+    w = Q[:, j + 1]
+    alpha, initial, wnorm = _recurrence(Q, j, y, w, beta_prev)
+    after, _ = cgs2(Q, j + 1, w, h, wnorm)
     return alpha + h[j], after, initial
 
 
 @numba.njit(cache=True, fastmath={"reassoc", "contract"})
-def _recurrence(Q, j, w, beta_prev):
-    """``w -= alpha q_j + beta_prev q_{j-1}`` in place; returns ``(alpha, ||w|| before)``."""
-    n = w.shape[0]
+def _recurrence(Q, j, y, w, beta_prev):
+    """``w = y - alpha q_j - beta_prev q_{j-1}``; returns ``(alpha, ||y||, ||w||)``.
+    (Writing ``w`` from ``y`` spares copying the product into the basis first.)"""
+    n = y.shape[0]
     a = 0.0
     s = 0.0
     for i in range(n):
-        a += Q[i, j] * w[i]
-        s += w[i] * w[i]
+        a += Q[i, j] * y[i]
+        s += y[i] * y[i]
+    t = 0.0
     if beta_prev != 0.0:
         for i in range(n):
-            w[i] -= a * Q[i, j] + beta_prev * Q[i, j - 1]
+            w[i] = y[i] - (a * Q[i, j] + beta_prev * Q[i, j - 1])
+            t += w[i] * w[i]
     else:
         for i in range(n):
-            w[i] -= a * Q[i, j]
-    return a, np.sqrt(s)
+            w[i] = y[i] - a * Q[i, j]
+            t += w[i] * w[i]
+    return a, np.sqrt(s), np.sqrt(t)
 
 
 # reassoc lets LLVM vectorise the dot-product reductions (3x at n = 10,000);
 # the sums are only reordered, and orthogonality is checked, not assumed.
 @numba.njit(cache=True, fastmath={"reassoc", "contract"})
-def _cgs2_loop(Q, m, w, h):
+def _cgs2_loop(Q, m, w, h, wnorm):
     """Orthogonalise ``w`` in place against columns ``Q[:, :m]``: classical
     Gram-Schmidt with one re-orthogonalisation pass when needed.
 
@@ -107,10 +111,12 @@ def _cgs2_loop(Q, m, w, h):
     c = np.empty(m)
     for j in range(m):
         h[j] = 0.0
-    s = 0.0
-    for i in range(n):
-        s += w[i] * w[i]
-    before = initial = np.sqrt(s)
+    if wnorm < 0:
+        s = 0.0
+        for i in range(n):
+            s += w[i] * w[i]
+        wnorm = np.sqrt(s)
+    before = initial = wnorm
     for _ in range(2):
         for j in range(m):
             s = 0.0

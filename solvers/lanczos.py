@@ -67,13 +67,16 @@ def _extend(op, V, T, j0, m, rng, reorthogonalize=True, restart_on_breakdown=Tru
     beta = 0.0
     breakdown = False
     for j in range(j0, m):
-        # The product is copied straight into the next basis column (Fortran order: a
-        # contiguous view), which is orthogonalised and scaled there, in place.
+        # The next basis column (Fortran order: a contiguous view) is written from the
+        # product by the recurrence, then orthogonalised and scaled there, in place.
         w = V[:, j + 1]
-        w[:] = op.matvec(V[:, j])
         if reorthogonalize:
-            alpha, beta, wnorm = _kernels.lanczos_step(V, j, w, h, T[j - 1, j] if j else 0.0)
+            y = op.matvec(V[:, j])
+            if y.dtype != np.float64:
+                y = y.astype(np.float64)
+            alpha, beta, wnorm = _kernels.lanczos_step(V, j, y, h, T[j - 1, j] if j else 0.0)
         else:
+            w[:] = op.matvec(V[:, j])
             wnorm = float(np.linalg.norm(w))
             if j > 0:
                 w -= T[j - 1, j] * V[:, j - 1]

@@ -171,6 +171,9 @@ def test_reorthogonalization_paths(path, monkeypatch):
         w0, h = w.copy(), np.empty(9)
         norm, norm_before = _kernels.cgs2(Q, 8, w, h)
         assert norm_before == pytest.approx(np.linalg.norm(w0), rel=1e-12)
+        strided = np.repeat(w0, 2)[::2]     # not contiguous: BLAS works on a copy
+        _kernels.cgs2(Q, 8, strided, np.empty(9))
+        np.testing.assert_allclose(strided, w, rtol=0, atol=1e-14 * np.abs(w0).max())
         assert np.abs(Q.T @ w).max() < 1e-14 * max(norm, 1e-300) * 500
         np.testing.assert_allclose(h[:8], Q.T @ w0, rtol=1e-12, atol=1e-15)
         assert norm == pytest.approx(np.linalg.norm(w), rel=1e-12)
@@ -213,3 +216,31 @@ def test_power_iteration(form):
     assert abs(res.eigenvalue + 10.0) < 1e-8
     np.testing.assert_allclose(A @ res.eigenvector, res.eigenvalue * res.eigenvector,
                                atol=1e-8)
+
+
+@pytest.mark.parametrize("path", ["loop", "blas"])
+def test_products_that_alias_their_input_or_reuse_a_buffer(path, monkeypatch):
+    # The recurrence writes the next basis column from the product without copying it
+    # first: a product returned in the operator's own reused buffer, or float32, or the
+    # input itself (identity), must neither be modified nor corrupt the basis.
+    from solvers import _kernels
+    monkeypatch.setattr(_kernels, "BLAS_REORTHOGONALIZATION_SIZE",
+                        10**9 if path == "loop" else 0)
+    A = dense(MATRICES["indefinite"])
+    buf, returned = np.empty(A.shape[0]), []
+
+    def reused(x):
+        np.dot(A, x, out=buf)
+        returned.append(buf.copy())
+        return buf
+
+    w, X = eigsh(aslinearoperator_like(reused, A.shape[0]), k=3, which="LA", rng=0)
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(A)[-3:], rtol=1e-10)
+    np.testing.assert_array_equal(buf, returned[-1])
+    w32 = eigsh(aslinearoperator_like(lambda x: (A @ x).astype(np.float32), A.shape[0]),
+                k=2, which="LA", rng=0, return_eigenvectors=False)
+    np.testing.assert_allclose(w32, np.linalg.eigvalsh(A)[-2:], rtol=1e-6)
+    v0 = np.arange(1.0, 11.0)
+    res = lanczos(aslinearoperator_like(lambda x: x, 10), 3, v0=v0)
+    assert res.breakdown and res.alpha.tolist() == [1.0]
+    np.testing.assert_allclose(res.Q[:, 0], v0 / np.linalg.norm(v0), rtol=1e-15)
