@@ -204,7 +204,8 @@ def main():
     parser.add_argument("--eigsh-sweep", action="store_true",
                         help="also the 34-case eigsh matvec sweep (about 2 minutes)")
     args = parser.parse_args()
-    solvers.cg(np.eye(3), np.ones(3))          # compile the Numba kernels first
+    solvers.cg(np.eye(3), np.ones(3))          # compile (load) the Numba kernels first
+    solvers.minres(np.eye(3), np.ones(3))
     solvers.eigsh(np.eye(30), k=2, rng=0)
     repeats = 3 if args.quick else 5
     sizes = (10_000,) if args.quick else (10_000, 100_000)
