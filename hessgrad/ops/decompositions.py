@@ -7,9 +7,12 @@ factors), so second and higher derivatives come for free.
 
 Conventions for the symmetric factorisations (``cholesky``, ``eigh``, ``eigvalsh``): the
 forward reads one triangle as numpy does, but the derivative treats the input as a symmetric
-matrix: tangents are symmetrised before use and gradients are symmetric. Differentiate them
-through a symmetric parametrisation (``f((A + A.T) / 2)``) when checking against finite
-differences.
+(complex: Hermitian) matrix: tangents are replaced by their Hermitian part before use and
+gradients are Hermitian. Differentiate them through a Hermitian parametrisation
+(``f((A + A^H) / 2)``) when checking against finite differences.
+
+Complex input follows JAX: a JVP is R-linear, a VJP is its transpose under the pairing
+``Re(sum(g * t))`` (no conjugation), so the gradient of a real loss is ``dL/dx - i dL/dy``.
 
 Degenerate spectra: the derivatives of eigenvectors (``eigh``) and of singular vectors
 (``svd``) divide by eigenvalue / squared-singular-value gaps and are infinite or NaN when
@@ -22,7 +25,7 @@ import numpy as np
 from ..engine.registry import primitive
 from ..engine.tensor import dtype_of, shape_of
 from .core import unbroadcast
-from .elementwise import divide, real, where
+from .elementwise import conjugate, divide, real, where
 from .linalg import matmul
 from .reduction import sum as reduce_sum
 from .shape import expand_dims, swapaxes
@@ -75,8 +78,28 @@ def _T(x):
     return swapaxes(x, -1, -2)
 
 
+def _conj(x):
+    """``conj(x)``; no op for a real ``x`` (so real rules build no extra nodes)."""
+    return conjugate(x) if dtype_of(x).kind == "c" else x
+
+
+def _H(x):
+    """The conjugate transpose of a stack of matrices."""
+    return _conj(_T(x))
+
+
 def _sym(x):
-    return (x + _T(x)) * 0.5
+    """The Hermitian (for real ``x``: symmetric) part of ``x``."""
+    return (x + _H(x)) * 0.5
+
+
+def _real_part(x):
+    return real(x) if dtype_of(x).kind == "c" else x
+
+
+def _real_dtype(dt):
+    """float64 for complex128 (the dtype of eigenvalues, singular values, log|det|)."""
+    return np.empty(0, dtype=dt).real.dtype
 
 
 def _eye(n, like):
@@ -331,34 +354,39 @@ def _eig_shapes(name):
         s = shape_of(a)
         _check_matrix(name, "a", s)
         dt = _float_dtype(a)
-        return [(tuple(s[:-1]), dt), (tuple(s), dt)]
+        return [(tuple(s[:-1]), _real_dtype(dt)), (tuple(s), dt)]
     return rule
 
 
+# The rules below are JAX's for complex input: a JVP is R-linear and a VJP is its transpose
+# under the pairing Re(sum(g * t)) (no conjugation), so where the JVP reads V^H dA V the VJP
+# writes conj(V) G V^T.
 def _eigh_vjp(g, ans, a):
     gw, gv = g
     w, v = ans
     inner = []
     if gw is not None:
-        inner.append(_diag_embed(gw))
+        inner.append(_diag_embed(_real_part(gw)))   # w is real: only Re(gw) reaches it
     if gv is not None:
         inner.append(_gap_inverse(w) * matmul(_T(v), gv))
     if not inner:
         return None
-    return _sym(matmul(v, matmul(_add(*inner), _T(v))))
+    return _sym(matmul(_conj(v), matmul(_add(*inner), _T(v))))
 
 
 def _eigh_jvp(t, ans, a):
     w, v = ans
-    p = matmul(_T(v), matmul(_sym(t), v))
-    return (_diag_part(p), matmul(v, _gap_inverse(w) * p))
+    p = matmul(_H(v), matmul(_sym(t), v))
+    return (_real_part(_diag_part(p)), matmul(v, _gap_inverse(w) * p))
 
 
 eigh = primitive("eigh", _eigh_forward, vjp=[_eigh_vjp], jvp=[_eigh_jvp],
                  multiple_results=True, none_grads_ok=True, shape_rule=_eig_shapes("eigh"))
-eigh.__doc__ = """Eigenvalues (ascending) and eigenvectors (columns) of symmetric ``a``
-(lower triangle read). ``dw = diag(V^T dA V)``, ``dV = V (F * (V^T dA V))`` with
-``F_ij = 1 / (w_j - w_i)``: eigenvector derivatives need distinct eigenvalues."""
+eigh.__doc__ = """Eigenvalues (ascending, real) and eigenvectors (columns) of symmetric or
+Hermitian ``a`` (lower triangle read). ``dw = Re diag(V^H dA V)``, ``dV = V (F * (V^H dA V))``
+with ``F_ij = 1 / (w_j - w_i)``: eigenvector derivatives need distinct eigenvalues. Complex
+eigenvectors have an arbitrary phase per column (``dV`` keeps ``diag(V^H dV)`` zero, as JAX
+does): only functions invariant to it (``|V|^2``, ``V V^H``) have meaningful derivatives."""
 
 
 def _eigvalsh_forward(a):
@@ -368,12 +396,12 @@ def _eigvalsh_forward(a):
 
 def _eigvalsh_vjp(g, ans, a):
     v = eigh(a)[1]
-    return matmul(v * _row(g), _T(v))
+    return matmul(_conj(v) * _row(_real_part(g)), _T(v))
 
 
 def _eigvalsh_jvp(t, ans, a):
     v = eigh(a)[1]
-    return _diag_part(matmul(_T(v), matmul(_sym(t), v)))
+    return _real_part(_diag_part(matmul(_H(v), matmul(_sym(t), v))))
 
 
 eigvalsh = primitive("eigvalsh", _eigvalsh_forward, vjp=[_eigvalsh_vjp], jvp=[_eigvalsh_jvp],

@@ -284,3 +284,95 @@ def test_einsum_forward_matches_numpy():
         np.testing.assert_allclose(L.einsum(spec, *ops).numpy(), np.einsum(spec, *ops))
     with pytest.raises(ValueError, match=r"einsum: subscript 'j' has size 3 .* 4 .*\(2, 3\)"):
         L.einsum("ij,jk->ik", randn(2, 3), randn(4, 2))
+
+
+# complex input: JAX's convention (a VJP is the transpose of the JVP under Re(sum(g * t)),
+# so grad of a real loss is dL/dx - i dL/dy), checked against finite differences -----------
+def crandn(*shape):
+    return randn(*shape) + 1j * randn(*shape)
+
+
+def herm(f):
+    """Differentiate a Hermitian-input op through the Hermitian part of its argument."""
+    return lambda a: f((a + hg.transpose(hg.numpy.conj(a), axes=_last_two(a))) * 0.5)
+
+
+def _fd(f, z, t, eps=1e-6):
+    return (np.asarray(f(z + eps * t)) - np.asarray(f(z - eps * t))) / (2 * eps)
+
+
+def check_complex(f, z, rtol=1e-6):
+    """First and second derivatives of ``f`` (complex matrix in, any outputs) against central
+    differences along complex directions, in every mode, eager and traced."""
+    hnp = hg.numpy
+    out = f(z)
+    outs = out if isinstance(out, tuple) else (out,)
+    crng = np.random.default_rng(3)
+    weights = [crng.standard_normal(o.shape) + 1j * crng.standard_normal(o.shape)
+               for o in outs]
+
+    def loss(x):
+        y = f(x)
+        return sum(hnp.sum(hnp.real(o * c)) + hnp.sum(hnp.abs(o) ** 2 * hnp.real(c))
+                   for o, c in zip(y if isinstance(y, tuple) else (y,), weights))
+
+    def flat(y):
+        ys = y if isinstance(y, tuple) else (y,)
+        return np.concatenate([np.ravel(np.asarray(o)) for o in ys])
+
+    t, v = crandn(*z.shape), crandn(*z.shape)
+    scale = lambda x: rtol * (1.0 + np.max(np.abs(x)))  # noqa: E731
+    g = hg.grad(loss)(z)
+    fd = _fd(lambda x: float(np.asarray(loss(x))), z, t)
+    assert abs(np.real(np.sum(g * t)) - fd) <= scale(fd), "grad"
+    jt = flat(hg.jvp(f, (z,), (t,))[1])
+    fdj = _fd(lambda x: flat(f(x)), z, t)
+    np.testing.assert_allclose(jt, fdj, atol=scale(fdj), err_msg="jvp")
+    cts = tuple(crandn(*o.shape) if np.iscomplexobj(o.numpy()) else randn(*o.shape)
+                for o in outs)
+    vj = hg.vjp(f, z)[1](cts if isinstance(out, tuple) else cts[0])[0]
+    pair = np.real(np.sum(np.concatenate([np.ravel(c) for c in cts]) * fdj))
+    assert abs(np.real(np.sum(vj * t)) - pair) <= scale(pair), "vjp"
+    fdh = _fd(hg.grad(loss), z, v)
+    for mode in ("fwd-rev", "rev-fwd", "rev-rev", "auto"):
+        np.testing.assert_allclose(hg.hvp(loss, mode=mode)(z, v), fdh, atol=scale(fdh) * 10,
+                                   err_msg=f"hvp {mode}")
+    np.testing.assert_allclose(hg.function(hg.grad(loss))(z), g, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(hg.function(lambda x, u: hg.hvp(loss)(x, u))(z, v),
+                               hg.hvp(loss)(z, v), rtol=1e-9, atol=1e-12)
+
+
+def _absq(x):
+    return hg.numpy.abs(x) ** 2
+
+
+def _proj(v):  # V[:, :2] V[:, :2]^H: invariant to each column's phase
+    w = v[..., :, :2]
+    return hg.matmul(w, hg.numpy.conj(hg.transpose(w, axes=_last_two(w))))
+
+
+COMPLEX_ROWS = [
+    # eigenvectors are defined up to a phase per column: |V|^2, projectors and V diag(w) V^H
+    ("eigh_values", herm(lambda a: D.eigh(a)[0]), crandn(3, 3)),
+    ("eigh_vectors_abs2", herm(lambda a: _absq(D.eigh(a)[1])), crandn(3, 3)),
+    ("eigh_projector_batched", herm(lambda a: _proj(D.eigh(a)[1])), crandn(2, 3, 3)),
+    ("eigh_both", herm(lambda a: (D.eigh(a)[0], _absq(D.eigh(a)[1]))), crandn(4, 4)),
+    ("eigvalsh", herm(D.eigvalsh), crandn(3, 3)),
+    ("eigvalsh_batched", herm(D.eigvalsh), crandn(2, 3, 3)),
+]
+
+
+@pytest.mark.parametrize("name,f,z", COMPLEX_ROWS, ids=[r[0] for r in COMPLEX_ROWS])
+def test_complex_derivatives(name, f, z):
+    check_complex(f, z)
+
+
+def test_complex_eigh_gradient_is_hermitian_and_values_real():
+    a = crandn(3, 3)
+    a = a + a.conj().T
+    w, v = np.linalg.eigh(a)
+    g = hg.grad(lambda x: D.eigvalsh(x)[-1])(a)
+    np.testing.assert_allclose(g, np.conj(np.outer(v[:, -1], v[:, -1].conj())), atol=1e-12)
+    for op in (lambda x: D.eigh(x)[0], D.eigvalsh):
+        assert op(a).dtype == np.float64
+        assert hg.function(op)(a).dtype == np.float64
