@@ -98,7 +98,8 @@ def det(a):
 
 
 def slogdet(a):
-    """``(sign, logabsdet)`` of a square matrix (or stack); the sign is a constant.
+    """``(sign, logabsdet)`` of a square matrix (or stack); a real sign is a constant, a
+    complex one (``det / |det|``) is differentiable, as in JAX.
 
     >>> import numpy as np, hessgrad.numpy as hnp
     >>> sign, logdet = hnp.linalg.slogdet(np.diag([-2.0, 3.0]))

@@ -243,23 +243,30 @@ def _slogdet_forward(a):
 
 
 def _slogdet_vjp(g, ans, a):
-    g_log = g[1]
-    if g_log is None:
+    g_sign, g_log = g
+    terms = [] if g_log is None else [_real_part(g_log)]
+    if g_sign is not None and dtype_of(a).kind == "c":
+        # the transpose of d sign = sign * i Im(tau): tau gets i Im(g_sign * sign)
+        gs = g_sign * ans[0]
+        terms.append(gs - real(gs))
+    if not terms:
         return None
-    return _col(_col(g_log)) * _T(inv(a))
+    return _col(_col(_add(*terms))) * _T(inv(a))
 
 
 def _slogdet_jvp(t, ans, a):
-    # The sign is piecewise constant: its tangent is zero (None). log|det| is real, so its
-    # tangent is the real part of tr(A^-1 dA) for complex A.
-    dlog = reduce_sum(_T(inv(a)) * t, axis=(-2, -1))
-    return (None, real(dlog) if dtype_of(dlog).kind == "c" else dlog)
+    # tau = tr(A^-1 dA). log|det| is real: its tangent is Re(tau). A real sign is piecewise
+    # constant (tangent None); a complex sign det/|det| turns by i Im(tau), as in JAX.
+    tau = reduce_sum(_T(inv(a)) * t, axis=(-2, -1))
+    if dtype_of(tau).kind != "c":
+        return (None, tau)
+    return ((tau - real(tau)) * ans[0], real(tau))
 
 
 slogdet = primitive(
     "slogdet", _slogdet_forward, vjp=[_slogdet_vjp], jvp=[_slogdet_jvp],
     multiple_results=True, none_grads_ok=True,
-    shape_rule=lambda a: [_det_like(a)] * 2)
+    shape_rule=lambda a: [_det_like(a), (_det_like(a)[0], _real_dtype(_det_like(a)[1]))])
 
 
 # --- pseudo-inverse ------------------------------------------------------------------------

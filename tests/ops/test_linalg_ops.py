@@ -292,6 +292,10 @@ def crandn(*shape):
     return randn(*shape) + 1j * randn(*shape)
 
 
+def cwell(*shape):
+    return crandn(*shape) + 3.0 * np.eye(shape[-1])
+
+
 def herm(f):
     """Differentiate a Hermitian-input op through the Hermitian part of its argument."""
     return lambda a: f((a + hg.transpose(hg.numpy.conj(a), axes=_last_two(a))) * 0.5)
@@ -359,6 +363,10 @@ COMPLEX_ROWS = [
     ("eigh_both", herm(lambda a: (D.eigh(a)[0], _absq(D.eigh(a)[1]))), crandn(4, 4)),
     ("eigvalsh", herm(D.eigvalsh), crandn(3, 3)),
     ("eigvalsh_batched", herm(D.eigvalsh), crandn(2, 3, 3)),
+    # a complex sign det/|det| turns with a (its tangent is sign * i Im tr(A^-1 dA))
+    ("slogdet", D.slogdet, cwell(3, 3)),
+    ("slogdet_sign_batched", lambda a: D.slogdet(a)[0], cwell(2, 3, 3)),
+    ("slogdet_log", lambda a: D.slogdet(a)[1], cwell(3, 3)),
 ]
 
 
