@@ -137,8 +137,7 @@ def lstsq(a, b, rcond=None):
     rank = _dec.matrix_rank(a, rtol=rcond)
     full = m > n and (_is_symbolic(rank) or int(rank.numpy()) == n)
     if full:
-        r = b - _la.matmul(a, x)
-        residuals = _red.sum(r * r, axis=0)
+        residuals = _red.sum(_red.abs2(b - _la.matmul(a, x)), axis=0)  # real, as numpy
         if len(sb) == 1:
             residuals = _core.reshape(residuals, shape=(1,))
     else:

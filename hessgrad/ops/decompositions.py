@@ -276,20 +276,21 @@ def _pinv_forward(a, rcond=1e-15):
 
 
 def _pinv_vjp(g, ans, a, rcond=1e-15):
-    # dX = -X dA X + X X^T dA^T (I - A X) + (I - X A) dA^T X^T X for X = pinv(A) of constant
-    # rank; its adjoint, with (I - A X) G^T written as G^T - A (X G^T) to avoid identities.
+    # dX = -X dA X + X X^H dA^H (I - A X) + (I - X A) dA^H X^H X for X = pinv(A) of constant
+    # rank; its transpose (the dA^H terms transpose to conjugates), with (I - A X) G^T written
+    # as G^T - A (X G^T) to avoid identities.
     x, gt = ans, _T(g)
     left = gt - matmul(a, matmul(x, gt))          # (I - A X) G^T
     right = gt - matmul(matmul(gt, x), a)         # G^T (I - X A)
-    return -matmul(_T(x), matmul(g, _T(x))) + matmul(left, matmul(x, _T(x))) \
-        + matmul(matmul(_T(x), x), right)
+    return -matmul(_T(x), matmul(g, _T(x))) + _conj(
+        matmul(left, matmul(x, _H(x))) + matmul(matmul(_H(x), x), right))
 
 
 def _pinv_jvp(t, ans, a, rcond=1e-15):
-    x, tt = ans, _T(t)
+    x, th = ans, _H(t)
     return -matmul(x, matmul(t, x)) \
-        + matmul(matmul(x, _T(x)), tt - matmul(matmul(tt, a), x)) \
-        + matmul(tt - matmul(x, matmul(a, tt)), matmul(_T(x), x))
+        + matmul(matmul(x, _H(x)), th - matmul(matmul(th, a), x)) \
+        + matmul(th - matmul(x, matmul(a, th)), matmul(_H(x), x))
 
 
 def _pinv_shape(a, rcond=1e-15):

@@ -417,7 +417,7 @@ def test_errors(call, exc, match):
 
 
 # property-based: shapes and broadcasting of the products --------------------------------------
-def test_complex_vdot_norm_and_slogdet_follow_numpy():
+def test_complex_vdot_norm_slogdet_and_lstsq_follow_numpy():
     # vdot conjugates its first argument; 2-norms and 'fro' sum |x|**2 (they summed x*x:
     # complex, wrong values); slogdet's log|det| tangent is real
     z = rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))
@@ -435,6 +435,11 @@ def test_complex_vdot_norm_and_slogdet_follow_numpy():
     _, dlog = hg.jvp(lambda m: hnp.linalg.slogdet(m)[1], (a,), (t,))
     assert np.isrealobj(dlog)
     np.testing.assert_allclose(dlog, np.real(np.trace(np.linalg.solve(a, t))))
+    # lstsq's residuals are the real squared norms |b - a x|^2
+    b = z[:, :2] + 1j
+    for got, expected in zip(hnp.linalg.lstsq(z[:, :2], b)[:2], np.linalg.lstsq(z[:, :2], b)[:2]):
+        assert value(got).dtype == expected.dtype
+        np.testing.assert_allclose(value(got), expected)
 
 
 from hypothesis import given, settings, strategies as st  # noqa: E402

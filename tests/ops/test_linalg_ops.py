@@ -355,6 +355,7 @@ def _proj(v):  # V[:, :2] V[:, :2]^H: invariant to each column's phase
     return hg.matmul(w, hg.numpy.conj(hg.transpose(w, axes=_last_two(w))))
 
 
+_B = crandn(5, 2)
 COMPLEX_ROWS = [
     # eigenvectors are defined up to a phase per column: |V|^2, projectors and V diag(w) V^H
     ("eigh_values", herm(lambda a: D.eigh(a)[0]), crandn(3, 3)),
@@ -367,6 +368,10 @@ COMPLEX_ROWS = [
     ("slogdet", D.slogdet, cwell(3, 3)),
     ("slogdet_sign_batched", lambda a: D.slogdet(a)[0], cwell(2, 3, 3)),
     ("slogdet_log", lambda a: D.slogdet(a)[1], cwell(3, 3)),
+    # pinv's dA^H terms: conjugate transposes, not transposes
+    ("pinv_tall", D.pinv, crandn(4, 3)),
+    ("pinv_wide_batched", D.pinv, crandn(2, 2, 4)),
+    ("lstsq", lambda a: tuple(hg.numpy.linalg.lstsq(a, _B)[:2]), crandn(5, 3)),
 ]
 
 
