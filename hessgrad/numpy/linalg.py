@@ -230,10 +230,12 @@ def _chain(arrays, split, i, j):
 
 # --- factorisations ------------------------------------------------------------------------
 def cholesky(a, /, *, upper=False):
-    """Cholesky factor of a symmetric positive definite matrix (or stack): lower ``L`` with
-    ``a = L L^T``, or upper ``L^T`` when ``upper=True``."""
+    """Cholesky factor of a symmetric (Hermitian) positive definite matrix (or stack): lower
+    ``L`` with ``a = L L^H``, or upper ``L^H`` when ``upper=True``."""
     lower = _dec.cholesky(_arr(a))
-    return _T(lower) if upper else lower
+    if not upper:
+        return lower
+    return _ew.conjugate(_T(lower)) if lower.dtype.kind == "c" else _T(lower)
 
 
 def eigh(a, UPLO="L"):

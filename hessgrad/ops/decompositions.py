@@ -328,25 +328,26 @@ def _phi(x):
     return x * (_tri_mask(n, x, -1) + 0.5 * _eye(n, x))
 
 
-def _l_inv_sym_l_inv_t(l, s):
-    """``L^-1 S L^-T`` for symmetric ``S``."""
+def _l_inv_sym_l_inv_h(l, s):
+    """``L^-1 S L^-H`` for Hermitian (real: symmetric) ``S``."""
     y = solve_triangular(l, s, lower=True)                   # L^-1 S
-    return _T(solve_triangular(l, _T(y), lower=True))        # (L^-1 (L^-1 S)^T)^T
+    return solve_triangular(l, _H(y), lower=True)            # L^-1 (L^-1 S)^H
 
 
 def _cholesky_vjp(g, ans, a):
+    # the transpose of dA -> L Phi(L^-1 sym(dA) L^-H): L^-T Phi(L^T G) conj(L)^-1
     p = _phi(matmul(_T(ans), g))
     z = solve_triangular(_T(ans), p, lower=False)            # L^-T P
-    s = _T(solve_triangular(_T(ans), _T(z), lower=False))    # L^-T P L^-1
+    s = _T(solve_triangular(_H(ans), _T(z), lower=False))    # L^-T P conj(L)^-1
     return _sym(s)
 
 
 cholesky = primitive(
     "cholesky", _cholesky_forward, vjp=[_cholesky_vjp],
-    jvp=[lambda t, ans, a: matmul(ans, _phi(_l_inv_sym_l_inv_t(ans, _sym(t))))],
+    jvp=[lambda t, ans, a: matmul(ans, _phi(_l_inv_sym_l_inv_h(ans, _sym(t))))],
     shape_rule=_same_shape("cholesky"))
-cholesky.__doc__ = """Lower Cholesky factor ``L`` of a symmetric positive definite ``a``
-(``a = L L^T``). Derivative ``dL = L Phi(L^-1 sym(dA) L^-T)``, Phi = lower triangle with
+cholesky.__doc__ = """Lower Cholesky factor ``L`` of a symmetric (Hermitian) positive definite
+``a`` (``a = L L^H``). Derivative ``dL = L Phi(L^-1 sym(dA) L^-H)``, Phi = lower triangle with
 halved diagonal."""
 
 

@@ -368,6 +368,10 @@ COMPLEX_ROWS = [
     ("slogdet", D.slogdet, cwell(3, 3)),
     ("slogdet_sign_batched", lambda a: D.slogdet(a)[0], cwell(2, 3, 3)),
     ("slogdet_log", lambda a: D.slogdet(a)[1], cwell(3, 3)),
+    # cholesky of a Hermitian positive definite matrix: a = L L^H (+ 4 I keeps it definite)
+    ("cholesky", herm(lambda a: D.cholesky(a + 4.0 * np.eye(3))), crandn(3, 3)),
+    ("cholesky_upper_batched",
+     herm(lambda a: hg.numpy.linalg.cholesky(a + 4.0 * np.eye(3), upper=True)), crandn(2, 3, 3)),
     # pinv's dA^H terms: conjugate transposes, not transposes
     ("pinv_tall", D.pinv, crandn(4, 3)),
     ("pinv_wide_batched", D.pinv, crandn(2, 2, 4)),
@@ -378,6 +382,13 @@ COMPLEX_ROWS = [
 @pytest.mark.parametrize("name,f,z", COMPLEX_ROWS, ids=[r[0] for r in COMPLEX_ROWS])
 def test_complex_derivatives(name, f, z):
     check_complex(f, z)
+
+
+def test_complex_cholesky_upper_is_numpys():
+    a = crandn(3, 3)
+    a = a @ a.conj().T + np.eye(3)
+    np.testing.assert_allclose(hg.numpy.linalg.cholesky(a, upper=True).numpy(),
+                               np.linalg.cholesky(a, upper=True), rtol=1e-12)
 
 
 def test_complex_eigh_gradient_is_hermitian_and_values_real():
