@@ -446,21 +446,26 @@ def _right_r_inv(x, r):
 
 
 def _qr_vjp(g, ans, a):
+    # The transpose of _qr_jvp: dQ = B - Q U, dR = U R with B = dA R^-1, X = Q^H B and
+    # U = X - Omega(X), Omega(X) = low(X) - low(X)^H + i Im(diag X) (low: strictly lower).
     _qr_check_tall(a)
     gq, gr = g
     q, r = ans
     if gq is None and gr is None:
         return None
-    m_terms = []
+    u_terms = []
     if gr is not None:
-        m_terms.append(matmul(r, _T(gr)))
+        u_terms.append(matmul(gr, _T(r)))
     if gq is not None:
-        m_terms.append(-matmul(_T(gq), q))
-    mm = _add(*m_terms)
+        u_terms.append(-matmul(_T(q), gq))
+    gu = _add(*u_terms)
     n = shape_of(r)[-1]
-    low = mm * _tri_mask(n, mm, -1)
-    copyltu = low + _T(low) + mm * _eye(n, mm)            # symmetric, from the lower triangle
-    b = matmul(q, copyltu) if gq is None else gq + matmul(q, copyltu)
+    mask = _tri_mask(n, gu, -1)
+    gx = gu - gu * mask + _H(gu) * mask                    # gU - Omega^T(gU) ...
+    if dtype_of(gx).kind == "c":
+        d = _diag_part(gu)
+        gx = gx - _diag_embed(d - real(d))                 # ... and its i Im(diag) part
+    b = matmul(_conj(q), gx) if gq is None else gq + matmul(_conj(q), gx)
     # b R^-T: solve R y^T = b^T
     return _T(solve_triangular(r, _T(b), lower=False))
 
@@ -469,10 +474,13 @@ def _qr_jvp(t, ans, a):
     _qr_check_tall(a)
     q, r = ans
     b = _right_r_inv(t, r)                                # dA R^-1
-    x = matmul(_T(q), b)                                  # Q^T dA R^-1
+    x = matmul(_H(q), b)                                  # Q^H dA R^-1
     n = shape_of(r)[-1]
     low = x * _tri_mask(n, x, -1)
-    upper = x - low + _T(low)                             # X - Omega, upper triangular
+    upper = x - low + _H(low)                             # X - Omega, upper triangular
+    if dtype_of(x).kind == "c":                           # R's diagonal stays real
+        d = _diag_part(x)
+        upper = upper - _diag_embed(d - real(d))
     return (b - matmul(q, upper), matmul(upper, r))
 
 

@@ -372,6 +372,9 @@ COMPLEX_ROWS = [
     ("cholesky", herm(lambda a: D.cholesky(a + 4.0 * np.eye(3))), crandn(3, 3)),
     ("cholesky_upper_batched",
      herm(lambda a: hg.numpy.linalg.cholesky(a + 4.0 * np.eye(3), upper=True)), crandn(2, 3, 3)),
+    # QR (LAPACK's: R's diagonal is real, so dR's is too)
+    ("qr_tall", D.qr, crandn(4, 3)),
+    ("qr_square_batched", D.qr, crandn(2, 3, 3)),
     # pinv's dA^H terms: conjugate transposes, not transposes
     ("pinv_tall", D.pinv, crandn(4, 3)),
     ("pinv_wide_batched", D.pinv, crandn(2, 2, 4)),
