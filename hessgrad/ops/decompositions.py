@@ -503,51 +503,61 @@ def _svd_shapes(a):
     m, n = s[-2:]
     k = min(m, n)
     lead, dt = tuple(s[:-2]), _float_dtype(a)
-    return [(lead + (m, k), dt), (lead + (k,), dt), (lead + (k, n), dt)]
+    return [(lead + (m, k), dt), (lead + (k,), _real_dtype(dt)), (lead + (k, n), dt)]
 
 
 def _svd_vjp(g, ans, a):
+    # The transpose of _svd_jvp: where the JVP reads U^H dA V, this writes conj(U) G V^T.
     gu, gs, gvh = g
     u, s, vh = ans
-    v = _T(vh)
     inner, outer = [], []
     if gs is not None:
-        inner.append(_diag_embed(gs))
+        inner.append(_diag_embed(_real_part(gs)))
     if gu is not None or gvh is not None:
         f = _gap_inverse(s * s)                          # 1 / (s_j^2 - s_i^2)
     if gu is not None:
         utgu = matmul(_T(u), gu)
-        inner.append((f * (utgu - _T(utgu))) * _row(s))
-        # (I - U U^T) gU S^-1 V^T
-        outer.append(matmul((gu - matmul(u, utgu)) / _row(s), vh))
+        inner.append((f * (utgu - _H(utgu))) * _row(s))
+        if dtype_of(utgu).kind == "c":                   # dU's i Im(diag(U^H dA V)) / s
+            d = _diag_part(utgu)
+            inner.append(_diag_embed((d - real(d)) / s))
+        # (I - conj(U) U^T) gU S^-1
+        outer.append(matmul((gu - matmul(_conj(u), utgu)) / _row(s), _conj(vh)))
     if gvh is not None:
-        gv = _T(gvh)
-        vtgv = matmul(vh, gv)
-        inner.append(_col(s) * (f * (vtgv - _T(vtgv))))
-        # U S^-1 gV^T (I - V V^T)
-        outer.append(matmul(u, _T((gv - matmul(v, vtgv)) / _row(s))))
+        vtgv = matmul(_conj(vh), _H(gvh))                # V^T gV with gV = gVh^H
+        inner.append(_col(s) * (f * (vtgv - _H(vtgv))))
+        # S^-1 gVh (I - conj(V) V^T)
+        outer.append(matmul(_conj(u), (gvh - matmul(matmul(gvh, _T(vh)), _conj(vh)))
+                            / _col(s)))
     if not inner:
         return None
-    return _add(matmul(u, matmul(_add(*inner), vh)), *outer)
+    return _add(matmul(_conj(u), matmul(_add(*inner), _conj(vh))), *outer)
 
 
 def _svd_jvp(t, ans, a):
     u, s, vh = ans
-    v = _T(vh)
-    dp = matmul(_T(u), matmul(t, v))                     # U^T dA V
+    v = _H(vh)
+    dp = matmul(_H(u), matmul(t, v))                     # U^H dA V
     f = _gap_inverse(s * s)
     ds = _diag_part(dp)
     dps, sdp = dp * _row(s), _col(s) * dp
-    du = matmul(u, f * (dps + _T(dps))) + (matmul(t, v) - matmul(u, dp)) / _row(s)
-    dv = matmul(v, f * (sdp + _T(sdp))) + \
-        (matmul(_T(t), u) - matmul(v, _T(dp))) / _row(s)
-    return (du, ds, _T(dv))
+    inner_u = f * (dps + _H(dps))
+    if dtype_of(dp).kind == "c":
+        # the phase of each (u_i, v_i) pair is free: dU takes i Im(dP_ii) / s_i, dV none
+        inner_u = inner_u + _diag_embed((ds - real(ds)) / s)
+        ds = real(ds)
+    du = matmul(u, inner_u) + (matmul(t, v) - matmul(u, dp)) / _row(s)
+    dv = matmul(v, f * (sdp + _H(sdp))) + \
+        (matmul(_H(t), u) - matmul(v, _H(dp))) / _row(s)
+    return (du, ds, _H(dv))
 
 
 svd = primitive("svd", _svd_forward, vjp=[_svd_vjp], jvp=[_svd_jvp], multiple_results=True,
                 none_grads_ok=True, shape_rule=_svd_shapes)
 svd.__doc__ = """Thin SVD ``a = U diag(s) Vh`` (``full_matrices=False``); singular vector
-derivatives need distinct, nonzero singular values."""
+derivatives need distinct, nonzero singular values. For complex ``a`` each pair of singular
+vectors has a free common phase (``dU`` takes it, as in JAX): only functions invariant to it
+(``U Vh``, ``|U|^2``, ``U U^H``) have meaningful derivatives."""
 
 
 def _svd_full_forward(a):
@@ -591,12 +601,12 @@ def _svdvals_forward(a):
 
 def _svdvals_vjp(g, ans, a):
     u, _, vh = svd(a)
-    return matmul(u * _row(g), vh)
+    return _conj(matmul(u * _row(_real_part(g)), vh))    # conj(U) diag(g) V^T
 
 
 def _svdvals_jvp(t, ans, a):
     u, _, vh = svd(a)
-    return _diag_part(matmul(_T(u), matmul(t, _T(vh))))
+    return _real_part(_diag_part(matmul(_H(u), matmul(t, _H(vh)))))
 
 
 svdvals = primitive("svdvals", _svdvals_forward, vjp=[_svdvals_vjp], jvp=[_svdvals_jvp],

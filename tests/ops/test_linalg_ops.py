@@ -375,6 +375,17 @@ COMPLEX_ROWS = [
     # QR (LAPACK's: R's diagonal is real, so dR's is too)
     ("qr_tall", D.qr, crandn(4, 3)),
     ("qr_square_batched", D.qr, crandn(2, 3, 3)),
+    # SVD: each pair (u_i, v_i) has a free common phase: s, U Vh, |U|^2, |Vh|^2 are invariant
+    ("svd_tall", lambda a: (lambda u, s, vh: (s, hg.matmul(u, vh), _absq(u), _absq(vh)))(
+        *D.svd(a)), crandn(4, 3)),
+    ("svd_wide", lambda a: (lambda u, s, vh: (hg.matmul(u, vh), _absq(u)))(*D.svd(a)),
+     crandn(3, 4)),
+    ("svd_square_batched", lambda a: (lambda u, s, vh: (s, hg.matmul(u, vh)))(*D.svd(a)),
+     crandn(2, 3, 3)),
+    ("svd_u_only", lambda a: _proj(D.svd(a)[0]), crandn(4, 3)),
+    ("svdvals", D.svdvals, crandn(3, 4)),
+    ("svdvals_batched", D.svdvals, crandn(2, 4, 3)),
+    ("norm_nuc", lambda a: hg.numpy.linalg.norm(a, "nuc"), crandn(4, 3)),
     # pinv's dA^H terms: conjugate transposes, not transposes
     ("pinv_tall", D.pinv, crandn(4, 3)),
     ("pinv_wide_batched", D.pinv, crandn(2, 2, 4)),
@@ -400,6 +411,7 @@ def test_complex_eigh_gradient_is_hermitian_and_values_real():
     w, v = np.linalg.eigh(a)
     g = hg.grad(lambda x: D.eigvalsh(x)[-1])(a)
     np.testing.assert_allclose(g, np.conj(np.outer(v[:, -1], v[:, -1].conj())), atol=1e-12)
-    for op in (lambda x: D.eigh(x)[0], D.eigvalsh):
+    for op in (lambda x: D.eigh(x)[0], D.eigvalsh, lambda x: D.svd(x)[1], D.svdvals,
+               lambda x: D.svd_full(x[:, :2])[1]):
         assert op(a).dtype == np.float64
         assert hg.function(op)(a).dtype == np.float64
