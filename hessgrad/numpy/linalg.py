@@ -343,6 +343,13 @@ def _vector_norm(x, ord, ax, keepdims):
     return _safe_root(_red.sum(_ew.absolute(x) ** p, axis=ax, keepdims=keepdims), p)
 
 
+def _max_or_zero(x, axis):
+    """max over ``axis``, 0 when that axis is empty (numpy's ``initial=0`` for matrix norms)."""
+    if _shape_of(x)[axis] == 0:
+        return _red.sum(x, axis=axis)
+    return _red.max(x, axis=axis)
+
+
 def _matrix_norm(x, ord, row, col, keepdims):
     nd = len(_shape_of(x))
     if ord in (None, "fro"):
@@ -351,15 +358,15 @@ def _matrix_norm(x, ord, row, col, keepdims):
         perm = tuple(i for i in range(nd) if i not in (row, col)) + (row, col)
         s = _dec.svdvals(_transpose(x, axes=perm))
         out = _red.sum(s, axis=-1) if ord == "nuc" else \
-            (_red.max(s, axis=-1) if ord == 2 else _red.min(s, axis=-1))
+            (_max_or_zero(s, -1) if ord == 2 else _red.min(s, axis=-1))
     elif ord in (1, -1):
         sums = _red.sum(_ew.absolute(x), axis=row)
         c = col - 1 if col > row else col
-        out = _red.max(sums, axis=c) if ord == 1 else _red.min(sums, axis=c)
+        out = _max_or_zero(sums, c) if ord == 1 else _red.min(sums, axis=c)
     elif ord in (_np.inf, -_np.inf):
         sums = _red.sum(_ew.absolute(x), axis=col)
         r = row - 1 if row > col else row
-        out = _red.max(sums, axis=r) if ord == _np.inf else _red.min(sums, axis=r)
+        out = _max_or_zero(sums, r) if ord == _np.inf else _red.min(sums, axis=r)
     else:
         raise ValueError(f"norm: invalid norm order {ord!r} for matrices")
     if keepdims:

@@ -480,3 +480,12 @@ def test_batched_solve_broadcasts_like_numpy(lead_a, lead_b, k):
     a, b = well(*lead_a, 3, 3), randn(*lead_b, 3, k)
     np.testing.assert_allclose(value(hnp.linalg.solve(a, b)), np.linalg.solve(a, b),
                                rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("ord", [2, 1, np.inf, "nuc", "fro"])
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (0, 0), (2, 0, 0)])
+def test_matrix_norms_of_empty_matrices_are_zero(ord, shape):
+    # numpy takes the max-type matrix norms with initial=0 (they raised 'zero-size array')
+    x = np.zeros(shape)
+    np.testing.assert_array_equal(value(hnp.linalg.norm(x, ord, axis=(-2, -1))),
+                                  np.linalg.norm(x, ord, axis=(-2, -1)))
