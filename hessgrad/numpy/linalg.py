@@ -1,10 +1,12 @@
 """``hessgrad.numpy.linalg``: numpy.linalg with derivatives (any order, stacked matrices where
 numpy stacks them).
 
-Derivative conventions (see ``hessgrad.ops.decompositions``): ``cholesky``, ``eigh`` and
-``eigvalsh`` treat their input as symmetric (gradients are symmetric); eigenvector and
-singular-vector derivatives need distinct eigenvalues / singular values (they are NaN or
-infinite at degenerate spectra, where the vectors are not unique); ``pinv`` and ``lstsq`` are
+Derivative conventions (see ``hessgrad.ops.decompositions``): complex input follows JAX's;
+``cholesky``, ``eigh`` and ``eigvalsh`` treat their input as symmetric or Hermitian
+(gradients are too); eigenvector and singular-vector derivatives need distinct eigenvalues /
+singular values (they are NaN or infinite at degenerate spectra, where the vectors are not
+unique), and complex ones only exist for phase-invariant functions of the vectors (``|V|^2``,
+``V V^H``, ``U Vh``); ``pinv`` and ``lstsq`` are
 differentiable where the rank is locally constant; ``det`` and ``slogdet`` need an invertible
 matrix for their derivatives.
 """
@@ -239,8 +241,8 @@ def cholesky(a, /, *, upper=False):
 
 
 def eigh(a, UPLO="L"):
-    """Eigenvalues (ascending) and eigenvectors of a symmetric matrix (or stack), reading the
-    ``UPLO`` triangle. Eigenvector derivatives need distinct eigenvalues.
+    """Eigenvalues (ascending) and eigenvectors of a symmetric or Hermitian matrix (or stack),
+    reading the ``UPLO`` triangle. Eigenvector derivatives need distinct eigenvalues.
 
     >>> import numpy as np, hessgrad.numpy as hnp
     >>> w, v = hnp.linalg.eigh(np.array([[2.0, 1.0], [1.0, 2.0]]))
@@ -255,7 +257,7 @@ def eigh(a, UPLO="L"):
 
 
 def eigvalsh(a, UPLO="L"):
-    """Eigenvalues (ascending) of a symmetric matrix (or stack)."""
+    """Eigenvalues (ascending, real) of a symmetric or Hermitian matrix (or stack)."""
     a = _arr(a)
     if UPLO not in ("L", "U"):
         raise ValueError(f"eigvalsh: UPLO must be 'L' or 'U', got {UPLO!r}")

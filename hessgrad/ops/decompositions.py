@@ -17,7 +17,10 @@ Complex input follows JAX: a JVP is R-linear, a VJP is its transpose under the p
 Degenerate spectra: the derivatives of eigenvectors (``eigh``) and of singular vectors
 (``svd``) divide by eigenvalue / squared-singular-value gaps and are infinite or NaN when
 two of them coincide (the vectors are not differentiable there). Eigenvalues (``eigvalsh``)
-and singular values (``svdvals``) have their own ops whose first derivative stays finite.
+and singular values (``svdvals``) have their own ops whose first derivative stays finite;
+their second derivatives go through the vectors' and are NaN there too, as in JAX. Complex
+eigen- and singular vectors also have a free phase: only phase-invariant functions of them
+(``|V|^2``, ``V V^H``, ``U Vh``) have derivatives, as in JAX.
 """
 
 import numpy as np
