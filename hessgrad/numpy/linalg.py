@@ -240,6 +240,12 @@ def cholesky(a, /, *, upper=False):
     return _ew.conjugate(_T(lower)) if lower.dtype.kind == "c" else _T(lower)
 
 
+def _lower_from_upper(a):
+    """``a^H``, whose lower triangle holds the Hermitian matrix ``a``'s upper triangle
+    defines (``a^T`` would hold its conjugate: conjugated eigenvectors)."""
+    return _ew.conjugate(_T(a)) if a.dtype.kind == "c" else _T(a)
+
+
 def eigh(a, UPLO="L"):
     """Eigenvalues (ascending) and eigenvectors of a symmetric or Hermitian matrix (or stack),
     reading the ``UPLO`` triangle. Eigenvector derivatives need distinct eigenvalues.
@@ -252,7 +258,7 @@ def eigh(a, UPLO="L"):
     a = _arr(a)
     if UPLO not in ("L", "U"):
         raise ValueError(f"eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
-    w, v = _dec.eigh(_T(a) if UPLO == "U" else a)
+    w, v = _dec.eigh(_lower_from_upper(a) if UPLO == "U" else a)
     return EighResult(w, v)
 
 
@@ -261,7 +267,7 @@ def eigvalsh(a, UPLO="L"):
     a = _arr(a)
     if UPLO not in ("L", "U"):
         raise ValueError(f"eigvalsh: UPLO must be 'L' or 'U', got {UPLO!r}")
-    return _dec.eigvalsh(_T(a) if UPLO == "U" else a)
+    return _dec.eigvalsh(_lower_from_upper(a) if UPLO == "U" else a)
 
 
 def qr(a, mode="reduced"):

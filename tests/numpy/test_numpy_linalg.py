@@ -489,3 +489,15 @@ def test_matrix_norms_of_empty_matrices_are_zero(ord, shape):
     x = np.zeros(shape)
     np.testing.assert_array_equal(value(hnp.linalg.norm(x, ord, axis=(-2, -1))),
                                   np.linalg.norm(x, ord, axis=(-2, -1)))
+
+
+@pytest.mark.parametrize("hermitian", [True, False])
+def test_complex_eigh_upper_triangle_is_numpys(hermitian):
+    # UPLO='U' read a^T's lower triangle: the conjugate matrix, so conjugated eigenvectors
+    z = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    a = z + z.conj().T if hermitian else z
+    w, v = hnp.linalg.eigh(a, UPLO="U")
+    w_np, v_np = np.linalg.eigh(a, UPLO="U")
+    np.testing.assert_allclose(value(w), w_np)
+    np.testing.assert_allclose(np.abs(np.sum(value(v).conj() * v_np, axis=0)), 1.0)  # phases
+    np.testing.assert_allclose(value(hnp.linalg.eigvalsh(a, UPLO="U")), w_np)
