@@ -418,7 +418,7 @@ def _dense_hessian(f, argnums, detect_sparsity):
         check = structure[0]
         if check is None or kwargs or argnums not in (0, -len(args)) or not args or \
                 type(args[0]) is not np.ndarray or args[0].dtype.kind != "f" or \
-                not _is_plain(args[1:]):
+                not _is_plain(args):
             return None
         try:
             return check.dense(*args)

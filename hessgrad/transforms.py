@@ -2,7 +2,9 @@
 jvp, linearize, jacrev, jacfwd, jacobian.
 
 Called with numpy arrays or Python numbers they return numpy results (so they plug into
-SciPy); called with Tensors they return Tensors (so they nest, e.g. ``grad(grad(f))``).
+SciPy); called with Tensors, or inside another transform, a tape or a trace, they return
+Tensors (so they nest, e.g. ``grad(grad(f))``, also where ``f`` closes over the outer
+argument).
 """
 
 import numpy as np
@@ -10,6 +12,7 @@ import numpy as np
 from .engine.backprop import UnconnectedGradients
 from .engine.forward import ForwardAccumulator
 from .engine.nest import flatten, pack_as
+from .engine.state import STATE
 from .engine.tape import GradientTape
 from .engine.tensor import Tensor, owned, shape_of
 from .ops.core import constant, convert_to_tensor, identity, reshape, stack
@@ -37,6 +40,11 @@ def _pack(structure, leaves):
 
 
 def _is_plain(args):
+    """Whether results go back as numpy: only for numpy arguments and a caller outside any
+    tape, accumulator or trace, since inside one ``f`` may close over a tensor being
+    differentiated or traced, and its result must keep that dependence (as JAX's do)."""
+    if STATE.recorders or STATE.graphs:
+        return False
     for a in args:
         if isinstance(a, Tensor) or isinstance(a, _NESTED) and any(
                 isinstance(leaf, Tensor) for leaf in flatten(a)):

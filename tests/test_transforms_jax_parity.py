@@ -1,0 +1,50 @@
+"""The functional API where JAX users rely on its conventions: the expected values are JAX's
+(computed by hand here, so the suite does not need JAX)."""
+
+import numpy as np
+import pytest
+
+import hessgrad as hg
+import hessgrad.numpy as hnp
+
+
+# --- closures over the argument of an outer transform --------------------------------------
+# An inner transform called with plain numbers, whose f closes over the outer argument, must
+# keep the dependence on it: d/dx [x * d/dy (x y)] = d/dx x^2 = 2x (JAX: 3.0 at x = 1.5).
+
+@pytest.mark.parametrize("outer", ["grad", "jacfwd", "jacrev"])
+@pytest.mark.parametrize("inner", ["grad", "jacfwd", "jacrev"])
+def test_inner_transform_closing_over_outer_argument(outer, inner):
+    f = getattr(hg, outer)(lambda x: x * getattr(hg, inner)(lambda y: x * y)(1.0))
+    np.testing.assert_allclose(f(1.5), 3.0)
+
+
+def test_closures_in_jvp_vjp_linearize_hessian_hvp():
+    x = np.array([0.5, -1.0, 2.0])
+    v = np.array([1.0, 2.0, -1.0])
+    # d/dx of the tangent x * 1 of y -> x y
+    assert float(hg.jvp(lambda x: hg.jvp(lambda y: x * y, (2.0,), (1.0,))[1],
+                        (3.0,), (1.0,))[1]) == 1.0
+    np.testing.assert_allclose(hg.grad(lambda x: hnp.sum(
+        hg.vjp(lambda y: x * y, np.ones(3))[1](np.ones(3))[0]))(x), np.ones(3))
+    assert float(hg.grad(lambda x: hg.linearize(lambda y: x * y ** 2, 2.0)[1](1.0))(1.5)) == 4.0
+    # the Hessian of sum(x y^3) at y = 1 is diag(6 x): its sum has gradient 6
+    np.testing.assert_allclose(hg.grad(lambda x: hnp.sum(
+        hg.hessian(lambda y: hnp.sum(x * y ** 3))(np.ones(3))))(x), np.full(3, 6.0))
+    # H v = 6 x y v at y = 1: the gradient of its sum is 6 v
+    for product in (lambda f, y: hg.hvp(f)(y, v), lambda f, y: hg.make_hvp(f)(y)(v)):
+        np.testing.assert_allclose(hg.grad(lambda x: hnp.sum(
+            product(lambda y: hnp.sum(x * y ** 3), np.ones(3))))(x), 6.0 * v)
+
+
+def test_closures_inside_function_and_tape():
+    x = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(hg.function(
+        lambda x: hg.grad(lambda y: hnp.sum(x * y ** 2))(np.ones(3)))(x), 2.0 * x)
+    np.testing.assert_allclose(hg.function(
+        lambda x: hg.hessian(lambda y: hnp.sum(x * y ** 3))(np.ones(3)))(x), np.diag(6.0 * x))
+    t = hg.constant(3.0)
+    with hg.GradientTape() as tape:
+        tape.watch(t)
+        g = hg.grad(lambda y: t * y * y)(1.0)  # 2 t
+    assert float(g) == 6.0 and float(tape.gradient(g, t)) == 2.0
