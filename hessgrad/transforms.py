@@ -110,6 +110,15 @@ class NonScalarOutput(TypeError):
 
 
 def _check_scalar(y, fname):
+    if isinstance(y, _NESTED):  # np.shape would read a tuple of tensors as one array
+        hint = "; if it returns (value, aux), pass has_aux=True" \
+            if isinstance(y, (tuple, list)) and len(y) == 2 else ""
+        raise NonScalarOutput(f"{fname} requires a scalar-output function (use jacobian or vjp "
+                              f"for others), but the function returned a {type(y).__name__} "
+                              f"of {len(y)}{hint}")
+    if not isinstance(y, Tensor) and np.asarray(y).dtype.kind not in "biufc":
+        raise TypeError(f"{fname} requires a function returning a number, but it returned "
+                        f"{type(y).__name__}")
     shape = shape_of(y)
     if shape != ():
         raise NonScalarOutput(f"{fname} requires a scalar-output function (use jacobian or vjp "

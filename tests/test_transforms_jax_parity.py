@@ -48,3 +48,23 @@ def test_closures_inside_function_and_tape():
         tape.watch(t)
         g = hg.grad(lambda y: t * y * y)(1.0)  # 2 t
     assert float(g) == 6.0 and float(tape.gradient(g, t)) == 2.0
+
+
+# --- outputs that are not one number ------------------------------------------------------
+
+def test_hessian_of_structured_output_is_jacfwd_of_jacrev():
+    x = np.array([0.5, -1.0, 2.0])
+    h_sum, h_sq = hg.hessian(lambda x: (hnp.sum(x ** 3), x ** 2))(x)
+    np.testing.assert_allclose(h_sum, np.diag(6.0 * x))
+    np.testing.assert_allclose(h_sq, 2.0 * np.einsum("ij,ik->ijk", np.eye(3), np.eye(3)))
+
+
+def test_grad_of_a_function_returning_no_number_raises():
+    with pytest.raises(TypeError, match="grad requires a function returning a number, but it "
+                                        "returned NoneType"):
+        hg.grad(lambda x: None)(np.ones(3))
+    with pytest.raises(TypeError, match="returned str"):
+        hg.grad(lambda x: "loss")(np.ones(3))
+    with pytest.raises(TypeError, match="returned a tuple of 2; if it returns .value, aux., "
+                                        "pass has_aux=True"):
+        hg.grad(lambda x: (hnp.sum(x), x))(np.ones(3))
