@@ -18,8 +18,8 @@ from .engine.tape import GradientTape
 from .engine.tensor import ConcretizationError, Tensor, shape_of, shapes_compatible
 from .ops.core import constant, reshape, stack, stop_gradient
 from .ops.reduction import sum as reduce_sum
-from .transforms import NonScalarOutput, _argnums, _is_plain, _lift, _out, _check_scalar, \
-    jacfwd, jacrev
+from .transforms import NonScalarOutput, _argnums, _check_scalar, _fill, _group, _is_plain, \
+    _lift, _out, _present, jacfwd, jacrev
 
 MODES = ("auto", "fwd-rev", "rev-rev", "rev-fwd")
 
@@ -164,14 +164,10 @@ def hvp(f, argnums=0, mode="auto"):
         v_struct = [v] if single else list(v)
         if len(v_struct) != len(nums):
             raise ValueError(f"hvp: expected {len(nums)} vectors for argnums={argnums}")
-        v_leaves = flatten(v_struct)
+        v_leaves = [u for u, a in zip(flatten(v_struct), flatten([args[i] for i in nums]))
+                    if a is not None]  # None has no leaves (as in JAX): no vector either
         hv = _hvp_at(f, args, kwargs, nums, v_leaves, mode)
-        grouped, k = [], 0
-        for i in nums:
-            n = len(flatten(args[i]))
-            grouped.append(pack_as(args[i], hv[k:k + n]))
-            k += n
-        return _out(grouped[0] if single else tuple(grouped), plain)
+        return _out(_group(args, nums, hv, single), plain)
     return hvp_f
 
 
@@ -503,14 +499,15 @@ class _LeafHessian:
 
     def __init__(self, f, args, nums, single, detect_sparsity):
         self.nums, self.single = nums, single
-        self.templates = [pack_as(args[i], [None] * len(flatten(args[i]))) for i in nums]
-        self.counts = [len(flatten(t)) for t in self.templates]
+        self.templates = [pack_as(args[i], [None if a is None else 0 for a in flatten(args[i])])
+                          for i in nums]  # None leaves have no blocks (as in JAX)
+        self.counts = [len(_present(t)) for t in self.templates]
         total, templates, counts = sum(self.counts), self.templates, self.counts
         n_args = len(args)
 
         def of_leaves(*flat, **kwargs):
             leaves, rest = iter(flat[:total]), iter(flat[total:])
-            rebuilt = dict(zip(nums, [pack_as(t, [next(leaves) for _ in range(c)])
+            rebuilt = dict(zip(nums, [_fill(t, [next(leaves) for _ in range(c)])
                                       for t, c in zip(templates, counts)]))
             return f(*[rebuilt[i] if i in rebuilt else next(rest) for i in range(n_args)],
                      **kwargs)
@@ -518,16 +515,16 @@ class _LeafHessian:
                               detect_sparsity=detect_sparsity) if total else None
 
     def __call__(self, args, kwargs):
-        leaves = [leaf for i in self.nums for leaf in flatten(args[i])]
+        leaves = [leaf for i in self.nums for leaf in _present(args[i])]
         rest = [a for i, a in enumerate(args) if i not in self.nums]
         blocks = self.blocks(*leaves, *rest, **kwargs) if self.blocks else ()
         spans = list(zip(self.templates, np.cumsum([0] + self.counts)[:-1], self.counts))
 
         def row(a):  # the second derivatives of leaf a, grouped like the arguments
-            per_arg = tuple(pack_as(t, [blocks[a][b] for b in range(s, s + c)])
+            per_arg = tuple(_fill(t, [blocks[a][b] for b in range(s, s + c)])
                             for t, s, c in spans)
             return per_arg[0] if self.single else per_arg
-        per_arg = tuple(pack_as(t, [row(a) for a in range(s, s + c)]) for t, s, c in spans)
+        per_arg = tuple(_fill(t, [row(a) for a in range(s, s + c)]) for t, s, c in spans)
         return per_arg[0] if self.single else per_arg
 
 

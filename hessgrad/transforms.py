@@ -39,6 +39,20 @@ def _pack(structure, leaves):
     return pack_as(structure, leaves) if isinstance(structure, _NESTED) else leaves[0]
 
 
+# As in JAX, None in an argument or a result is a structure with no leaves: it has no
+# derivative (None in gradients and Jacobians) and takes no tangent or cotangent.
+
+def _present(structure):
+    """The leaves of ``structure`` that are not None."""
+    return [leaf for leaf in _leaves(structure) if leaf is not None]
+
+
+def _fill(structure, items):
+    """``structure`` with its leaves that are not None replaced by ``items``, in order."""
+    it = iter(items)
+    return _pack(structure, [None if leaf is None else next(it) for leaf in _leaves(structure)])
+
+
 def _is_plain(args):
     """Whether results go back as numpy: only for numpy arguments and a caller outside any
     tape, accumulator or trace, since inside one ``f`` may close over a tensor being
@@ -76,8 +90,8 @@ def _lift(args, nums, fname):
     args = list(args)
     sources = []
     for i in nums:
-        leaves = [_fresh(leaf, fname, i) for leaf in _leaves(args[i])]
-        args[i] = _pack(args[i], leaves)
+        leaves = [_fresh(leaf, fname, i) for leaf in _present(args[i])]
+        args[i] = _fill(args[i], leaves)
         sources.extend(leaves)
     return args, sources
 
@@ -94,12 +108,12 @@ def _out(x, plain):
 
 def _group(args, nums, flat, single):
     """Regroup a flat list of per-leaf results like the differentiated arguments."""
-    if single and not isinstance(args[nums[0]], _NESTED):  # one bare argument
-        return flat[0]
+    if single and not isinstance(args[nums[0]], _NESTED) and args[nums[0]] is not None:
+        return flat[0]  # one bare argument
     out, k = [], 0
     for i in nums:
-        n = len(_leaves(args[i]))
-        out.append(_pack(args[i], flat[k:k + n]))
+        n = len(_present(args[i]))
+        out.append(_fill(args[i], flat[k:k + n]))
         k += n
     return out[0] if single else tuple(out)
 
@@ -196,7 +210,7 @@ def vjp(f, *primals, has_aux=False):
     out, aux = out if has_aux else (out, None)
 
     def vjp_fn(cotangent):
-        flat_out, flat_ct = flatten(out), flatten(cotangent)
+        flat_out, flat_ct = _present(out), _present(cotangent)
         if len(flat_out) != len(flat_ct):
             raise ValueError(f"vjp: the function has {len(flat_out)} outputs but the cotangent "
                              f"has {len(flat_ct)} leaves")
@@ -227,10 +241,10 @@ def jvp(f, primals, tangents):
     plain = _is_plain(primals) and _is_plain(tangents)
     lifted, sources = _lift(primals, range(len(primals)), "jvp")
     flat_t = [t if isinstance(t, Tensor) else constant(np.asarray(t, dtype=s.dtype))
-              for t, s in zip(flatten(list(tangents)), sources)]
+              for t, s in zip(_present(list(tangents)), sources)]
     with ForwardAccumulator(sources, flat_t) as acc:
         out = f(*lifted)
-    tangent_out = acc.jvp(out, unconnected_gradients="zero")
+    tangent_out = _fill(out, [acc.jvp(y, unconnected_gradients="zero") for y in _present(out)])
     return _out(out, plain), _out(tangent_out, plain)
 
 
@@ -269,8 +283,8 @@ def jacrev(f, argnums=0, has_aux=False):
             out, aux = _split_aux(f(*lifted, **kwargs), has_aux, "jacrev")
         jacs = [_group(args, nums, tape.jacobian(convert_to_tensor(y), sources,
                                                  unconnected_gradients="zero"), single)
-                for y in _leaves(out)]
-        result = _out(_pack(out, jacs), plain)
+                for y in _present(out)]
+        result = _out(_fill(out, jacs), plain)
         return (result, _out(aux, plain)) if has_aux else result
     return jac_f
 
@@ -298,13 +312,13 @@ def jacfwd(f, argnums=0, has_aux=False):
                             constant(np.zeros(t.shape, t.dtype)) for t in sources]
                 with ForwardAccumulator(sources, tangents) as acc:
                     out, aux = _split_aux(f(*lifted, **kwargs), has_aux, "jacfwd")
-                    out_leaves = [convert_to_tensor(y) for y in _leaves(out)]
+                    out_leaves = [convert_to_tensor(y) for y in _present(out)]
                 cols.append([acc.jvp(y, unconnected_gradients="zero") for y in out_leaves])
             columns.append(cols)
         if out is None:  # no input elements: f runs once, for the output's structure
             out, aux = _split_aux(f(*lifted, **kwargs), has_aux, "jacfwd")
         jacs = []
-        for k, y in enumerate(_leaves(out)):
+        for k, y in enumerate(_present(out)):
             y_shape = tuple(shape_of(y))
             per_source = []
             for s, cols in zip(sources, columns):
@@ -314,7 +328,7 @@ def jacfwd(f, argnums=0, has_aux=False):
                     j = constant(np.zeros(y_shape + (0,)))
                 per_source.append(reshape(j, shape=y_shape + tuple(s.shape)))
             jacs.append(_group(args, nums, per_source, single))
-        result = _out(_pack(out, jacs), plain)
+        result = _out(_fill(out, jacs), plain)
         return (result, _out(aux, plain)) if has_aux else result
     return jac_f
 

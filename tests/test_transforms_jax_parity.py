@@ -68,3 +68,34 @@ def test_grad_of_a_function_returning_no_number_raises():
     with pytest.raises(TypeError, match="returned a tuple of 2; if it returns .value, aux., "
                                         "pass has_aux=True"):
         hg.grad(lambda x: (hnp.sum(x), x))(np.ones(3))
+
+
+# --- None in arguments and results: a structure with no leaves ----------------------------
+
+def test_none_leaves_have_no_derivatives():
+    x = np.array([1.0, 2.0, 3.0])
+    v = np.ones(3)
+    p = {"a": x, "b": None}
+    f = lambda p: hnp.sum(p["a"] ** 3)  # noqa: E731
+    g = hg.grad(f)(p)
+    assert g["b"] is None
+    np.testing.assert_allclose(g["a"], 3 * x ** 2)
+    assert hg.grad(lambda q: hnp.sum(q[0] ** 2))((x, None))[1] is None
+    assert hg.grad(lambda x, opt: hnp.sum(x ** 2), argnums=1)(x, None) is None
+    for jac in (hg.jacrev, hg.jacfwd):
+        J = jac(lambda x: {"y": 2 * x, "none": None})(x)
+        assert J["none"] is None
+        np.testing.assert_allclose(J["y"], 2 * np.eye(3))
+    y, t = hg.jvp(lambda p: {"y": 2 * p["a"], "z": None}, (p,), ({"a": v, "b": None},))
+    assert y["z"] is None and t["z"] is None
+    np.testing.assert_allclose(t["y"], 2 * v)
+    _, pullback = hg.vjp(lambda p: {"y": 2 * p["a"], "z": None}, p)
+    (ct,) = pullback({"y": v, "z": None})
+    assert ct["b"] is None
+    np.testing.assert_allclose(ct["a"], 2 * v)
+    hv = hg.hvp(f)(p, {"a": v, "b": None})
+    assert hv["b"] is None
+    np.testing.assert_allclose(hv["a"], 6 * x)
+    H = hg.hessian(f)(p)
+    assert H["b"] is None and H["a"]["b"] is None
+    np.testing.assert_allclose(H["a"]["a"], np.diag(6 * x))
