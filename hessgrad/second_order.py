@@ -18,8 +18,8 @@ from .engine.tape import GradientTape
 from .engine.tensor import ConcretizationError, Tensor, shape_of, shapes_compatible
 from .ops.core import constant, reshape, stack, stop_gradient
 from .ops.reduction import sum as reduce_sum
-from .transforms import NonScalarOutput, _argnums, _check_scalar, _fill, _group, _is_plain, \
-    _lift, _out, _present, jacfwd, jacrev
+from .transforms import NonScalarOutput, _argnums, _check_like, _check_scalar, _fill, _group, \
+    _is_plain, _lift, _out, _present, jacfwd, jacrev
 
 MODES = ("auto", "fwd-rev", "rev-rev", "rev-fwd")
 
@@ -156,14 +156,18 @@ def hvp(f, argnums=0, mode="auto"):
         raise ValueError(f"hvp: mode must be one of {MODES}, got {mode!r}")
 
     def hvp_f(*args_and_v, **kwargs):
-        if not args_and_v:
-            raise TypeError("hvp: call as hvp(f)(*args, v)")
+        if len(args_and_v) < 2:
+            raise TypeError(f"hvp: call as hvp(f)(*args, v), the vector last; got "
+                            f"{len(args_and_v)} argument(s)")
         *args, v = args_and_v
         single, nums = _argnums(argnums, len(args), "hvp")
         plain = _is_plain(args_and_v)
         v_struct = [v] if single else list(v)
         if len(v_struct) != len(nums):
             raise ValueError(f"hvp: expected {len(nums)} vectors for argnums={argnums}")
+        for k, i in enumerate(nums):
+            _check_like(v_struct[k], args[i], "hvp: v" if single else f"hvp: v[{k}]",
+                        f"args[{i}]")
         v_leaves = [u for u, a in zip(flatten(v_struct), flatten([args[i] for i in nums]))
                     if a is not None]  # None has no leaves (as in JAX): no vector either
         hv = _hvp_at(f, args, kwargs, nums, v_leaves, mode)

@@ -19,8 +19,11 @@ from .ops.core import constant, convert_to_tensor, identity, reshape, stack
 
 
 def _argnums(argnums, nargs, fname):
-    single = isinstance(argnums, int)
-    nums = (argnums,) if single else tuple(argnums)
+    single = isinstance(argnums, (int, np.integer))
+    nums = (argnums,) if single else tuple(argnums) if isinstance(argnums, (tuple, list)) else ()
+    if not nums or not all(isinstance(i, (int, np.integer)) for i in nums):
+        raise TypeError(f"{fname}: argnums must be an int or a non-empty tuple of ints, got "
+                        f"{argnums!r}")
     for i in nums:
         if not -nargs <= i < nargs:
             raise ValueError(f"{fname}: argnums={argnums} but the function was called with "
@@ -51,6 +54,38 @@ def _fill(structure, items):
     """``structure`` with its leaves that are not None replaced by ``items``, in order."""
     it = iter(items)
     return _pack(structure, [None if leaf is None else next(it) for leaf in _leaves(structure)])
+
+
+def _describe(x):
+    if isinstance(x, _NESTED):
+        return f"a {type(x).__name__} of {len(x)}"
+    return "None" if x is None else "an array"
+
+
+def _check_like(value, like, what, role, path=""):
+    """Raise ValueError unless ``value`` has the structure and leaf shapes of ``like`` (a list
+    may stand for a tuple), e.g. a tangent for its primal: leaves paired by position in
+    another structure would silently meet the wrong ones."""
+    where = f"{what}{path}"
+    if isinstance(like, dict):
+        if not isinstance(value, dict) or set(value) != set(like):
+            keys = f" with keys {sorted(value)}" if isinstance(value, dict) else ""
+            raise ValueError(f"{where} is {_describe(value)}{keys}, expected a dict with keys "
+                             f"{sorted(like)} like {role}{path}")
+        for k in like:
+            _check_like(value[k], like[k], what, role, f"{path}[{k!r}]")
+    elif isinstance(like, (list, tuple)):
+        if not isinstance(value, (list, tuple)) or len(value) != len(like):
+            raise ValueError(f"{where} is {_describe(value)}, expected {_describe(like)} like "
+                             f"{role}{path}")
+        for k, (v, lk) in enumerate(zip(value, like)):
+            _check_like(v, lk, what, role, f"{path}[{k}]")
+    elif (like is None) != (value is None) or isinstance(value, _NESTED):
+        raise ValueError(f"{where} is {_describe(value)}, expected {_describe(like)} like "
+                         f"{role}{path}")
+    elif like is not None and tuple(shape_of(value)) != tuple(shape_of(like)):
+        raise ValueError(f"{where} has shape {tuple(shape_of(value))}, expected "
+                         f"{tuple(shape_of(like))}, the shape of {role}{path}")
 
 
 def _is_plain(args):
@@ -210,15 +245,8 @@ def vjp(f, *primals, has_aux=False):
     out, aux = out if has_aux else (out, None)
 
     def vjp_fn(cotangent):
+        _check_like(cotangent, out, "vjp: cotangent", "the function's output")
         flat_out, flat_ct = _present(out), _present(cotangent)
-        if len(flat_out) != len(flat_ct):
-            raise ValueError(f"vjp: the function has {len(flat_out)} outputs but the cotangent "
-                             f"has {len(flat_ct)} leaves")
-        for y, ct in zip(flat_out, flat_ct):
-            if tuple(np.shape(ct) if not isinstance(ct, Tensor) else ct.shape) != \
-                    tuple(np.shape(y) if not isinstance(y, Tensor) else y.shape):
-                raise ValueError(f"vjp: cotangent shape {np.shape(ct)} does not match output "
-                                 f"shape {np.shape(y) if not isinstance(y, Tensor) else y.shape}")
         grads = tape.gradient(flat_out, sources, output_gradients=flat_ct,
                               unconnected_gradients="zero")
         return _out(_group(primals, range(len(primals)), grads, False), plain)
@@ -235,9 +263,14 @@ def jvp(f, primals, tangents):
     >>> hg.jvp(lambda x: x ** 2, (np.array([3.0]),), (np.array([1.0]),))
     (array([9.]), array([6.]))
     """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp: primals and tangents must be tuples or lists, one entry per "
+                        "argument of f, as in jvp(f, (x,), (v,)); got "
+                        f"{type(primals).__name__} and {type(tangents).__name__}")
     primals, tangents = tuple(primals), tuple(tangents)
     if len(primals) != len(tangents):
         raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
+    _check_like(tangents, primals, "jvp: tangents", "primals")
     plain = _is_plain(primals) and _is_plain(tangents)
     lifted, sources = _lift(primals, range(len(primals)), "jvp")
     flat_t = [t if isinstance(t, Tensor) else constant(np.asarray(t, dtype=s.dtype))

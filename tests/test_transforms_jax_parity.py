@@ -99,3 +99,40 @@ def test_none_leaves_have_no_derivatives():
     H = hg.hessian(f)(p)
     assert H["b"] is None and H["a"]["b"] is None
     np.testing.assert_allclose(H["a"]["a"], np.diag(6 * x))
+
+
+# --- user mistakes: clear errors, never leaves paired with the wrong ones -------------------
+
+def test_tangents_cotangents_and_vectors_must_be_structured_like_their_arguments():
+    x = np.array([1.0, 2.0, 3.0])
+    p = {"w": np.ones((3, 2)), "b": np.ones(2)}
+    f = lambda p: hnp.sum(hnp.tanh(hnp.dot(x, p["w"]) + p["b"]) ** 2)  # noqa: E731
+    with pytest.raises(TypeError, match=r"jvp: primals and tangents must be tuples or lists.*"
+                                        r"got ndarray and ndarray"):
+        hg.jvp(lambda x: 2 * x, x, x)
+    with pytest.raises(ValueError, match=r"jvp: tangents\[0\] has shape \(4,\), expected "
+                                         r"\(3,\), the shape of primals\[0\]"):
+        hg.jvp(lambda x: 2 * x, (x,), (np.ones(4),))
+    with pytest.raises(ValueError, match=r"jvp: tangents\[0\] is a list of 2, expected a dict "
+                                         r"with keys \['b', 'w'\] like primals\[0\]"):
+        hg.jvp(f, (p,), ([p["b"], p["w"]],))
+    # a cotangent with another key was used for the output's "b" (silently wrong)
+    _, pullback = hg.vjp(lambda x: {"a": x, "b": 2 * x}, x)
+    with pytest.raises(ValueError, match=r"vjp: cotangent is a dict of 2 with keys \['a', 'c'\], "
+                                         r"expected a dict with keys \['a', 'b'\]"):
+        pullback({"a": x, "c": x})
+    with pytest.raises(ValueError, match=r"hvp: v is a dict of 1 with keys \['w'\], expected a "
+                                         r"dict with keys \['b', 'w'\] like args\[0\]"):
+        hg.hvp(f)(p, {"w": p["w"]})
+    with pytest.raises(TypeError, match=r"hvp: call as hvp\(f\)\(\*args, v\)"):
+        hg.hvp(f)(p)
+    with pytest.raises(ValueError, match=r"jvp: tangents\[0\] is a list of 3, expected an "
+                                         r"array like primals\[0\]"):
+        hg.jvp(lambda x: 2 * x, (x,), ([1.0, 0.0, 0.0],))  # as JAX: a list is a structure
+
+
+@pytest.mark.parametrize("argnums", [1.0, "x", (), (0, 1.5)])
+def test_argnums_must_be_ints(argnums):
+    with pytest.raises(TypeError, match="grad: argnums must be an int or a non-empty tuple "
+                                        "of ints, got"):
+        hg.grad(lambda x, y: hnp.sum(x * y), argnums=argnums)(np.ones(2), np.ones(2))
