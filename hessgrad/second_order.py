@@ -18,8 +18,8 @@ from .engine.tape import GradientTape
 from .engine.tensor import ConcretizationError, Tensor, shape_of, shapes_compatible
 from .ops.core import constant, reshape, stack, stop_gradient
 from .ops.reduction import sum as reduce_sum
-from .transforms import NonScalarOutput, _argnums, _check_like, _check_scalar, _fill, _group, \
-    _is_plain, _lift, _out, _present, jacfwd, jacrev
+from .transforms import NonScalarOutput, _argnums, _check_holomorphic, _check_like, \
+    _check_scalar, _fill, _group, _is_plain, _lift, _out, _present, _split_aux, jacfwd, jacrev
 
 MODES = ("auto", "fwd-rev", "rev-rev", "rev-fwd")
 
@@ -366,12 +366,15 @@ STRUCTURE_CHECK = None
 HESSIAN_BATCH_BYTES = 16 * 2**20
 
 
-def hessian(f, argnums=0, *, sparse=False, detect_sparsity=True, **sparse_options):
+def hessian(f, argnums=0, *, has_aux=False, holomorphic=False, sparse=False,
+            detect_sparsity=True, **sparse_options):
     """The full Hessian of scalar ``f``: shape ``arg.shape + arg.shape`` (blocks for a tuple
     ``argnums``: ``H[i][j]`` has shape ``args[i].shape + args[j].shape``). A nested argument
     (dict, list or tuple of arrays) gives JAX's layout: ``H[a][b]`` for its leaves ``a`` and
     ``b``, shape ``a.shape + b.shape`` (``H[i][a][j][b]`` for a tuple ``argnums``). For a
-    non-scalar ``f``, as in JAX, ``jacfwd(jacrev(f))``: ``out.shape`` comes first.
+    non-scalar ``f``, as in JAX, ``jacfwd(jacrev(f))``: ``out.shape`` comes first. As in
+    JAX, ``has_aux``: ``f`` returns ``(value, aux)`` and the result is ``(hessian, aux)``
+    (``f`` runs once more for ``aux``); ``holomorphic`` states complex inputs (checked).
 
     ``sparse=True`` returns :func:`hessgrad.sparse_hessian` ``(f, **sparse_options)``
     instead: a ``scipy.sparse.csr_matrix`` of shape ``(x.size, x.size)`` w.r.t. the first
@@ -398,6 +401,8 @@ def hessian(f, argnums=0, *, sparse=False, detect_sparsity=True, **sparse_option
     if not callable(f):
         raise TypeError(f"hessian: f must be callable, got {type(f).__name__}")
     if sparse:
+        if has_aux or holomorphic:
+            raise ValueError("hessian: sparse=True supports neither has_aux nor holomorphic")
         if argnums != 0:
             raise ValueError(f"hessian: sparse=True supports argnums=0 only, got {argnums!r}")
         return SPARSE_HESSIAN(f, **sparse_options)
@@ -405,11 +410,20 @@ def hessian(f, argnums=0, *, sparse=False, detect_sparsity=True, **sparse_option
         raise TypeError(f"hessian: unexpected keyword arguments {sorted(sparse_options)} "
                         "(they are options of sparse=True)")
     key = ("hessian", f, argnums if isinstance(argnums, int) else tuple(argnums),
-           bool(detect_sparsity))
-    return _RECENT.get(key, lambda: _dense_hessian(f, argnums, detect_sparsity))
+           bool(detect_sparsity), bool(has_aux), bool(holomorphic))
+    return _RECENT.get(key, lambda: _dense_hessian(f, argnums, detect_sparsity, has_aux,
+                                                   holomorphic))
 
 
-def _dense_hessian(f, argnums, detect_sparsity):
+def _dense_hessian(f, argnums, detect_sparsity, has_aux=False, holomorphic=False):
+    if has_aux:  # the Hessian of the value, then f once more for aux
+        of_value = _dense_hessian(lambda *a, **k: _split_aux(f(*a, **k), True, "hessian")[0],
+                                  argnums, detect_sparsity, False, holomorphic)
+
+        def with_aux(*args, **kwargs):
+            h = of_value(*args, **kwargs)
+            return h, _out(_split_aux(f(*args, **kwargs), True, "hessian")[1], _is_plain(args))
+        return with_aux
     traced = function(hvp(f, argnums))  # one trace per argument signature, reused at every x
     structure = [STRUCTURE_CHECK(f) if detect_sparsity and STRUCTURE_CHECK else None]
 
@@ -450,12 +464,17 @@ def _dense_hessian(f, argnums, detect_sparsity):
     of_vector = []  # jacfwd(jacrev(f)), once f is known to have a non-scalar result
 
     def hessian_f(*args, **kwargs):
+        if holomorphic:
+            _, nums = _argnums(argnums, len(args), "hessian")
+            _check_holomorphic(True, [a for i in nums for a in _present(args[i])], "hessian",
+                               "inputs")
         if of_vector:
             return of_vector[0](*args, **kwargs)
         try:
             return scalar_hessian(args, kwargs)
         except NonScalarOutput:
-            of_vector.append(jacfwd(jacrev(f, argnums), argnums))
+            of_vector.append(jacfwd(jacrev(f, argnums, holomorphic=holomorphic), argnums,
+                                    holomorphic=holomorphic))
             return of_vector[0](*args, **kwargs)
 
     def scalar_hessian(args, kwargs):

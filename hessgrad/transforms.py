@@ -174,7 +174,20 @@ def _check_scalar(y, fname):
                               f"for others), but the function returned shape {tuple(shape)}")
 
 
-def value_and_grad(f, argnums=0, has_aux=False):
+def _check_holomorphic(holomorphic, values, fname, what):
+    """With ``holomorphic`` (JAX's flag), inputs and outputs must be complex. The derivative
+    computed is the same either way (for complex outputs, JAX's: the VJP of cotangent 1, the
+    complex derivative of a holomorphic ``f``); the flag only states the intent."""
+    if not holomorphic:
+        return
+    for v in values:
+        dtype = v.dtype if isinstance(v, Tensor) else np.asarray(v).dtype
+        if dtype.kind != "c":
+            raise TypeError(f"{fname} with holomorphic=True requires {what} with complex "
+                            f"dtype, but got {dtype}")
+
+
+def value_and_grad(f, argnums=0, has_aux=False, holomorphic=False):
     """``f(*args) -> (value, gradient)`` of a scalar function, w.r.t. ``argnums``.
 
     >>> import hessgrad as hg
@@ -186,10 +199,12 @@ def value_and_grad(f, argnums=0, has_aux=False):
         single, nums = _argnums(argnums, len(args), "grad")
         plain = _is_plain(args)
         lifted, sources = _lift(args, nums, "grad")
+        _check_holomorphic(holomorphic, sources, "grad", "inputs")
         with GradientTape(watch_accessed_variables=False) as tape:
             tape.watch(sources)
             value, aux = _split_aux(f(*lifted, **kwargs), has_aux, "grad")
         _check_scalar(value, "grad")
+        _check_holomorphic(holomorphic, [value], "grad", "outputs")
         if isinstance(value, Tensor):  # the tape's core directly: the lists are flat already
             grads = tape._backprop([value], [None], sources, UnconnectedGradients.ZERO)
         else:
@@ -202,13 +217,15 @@ def value_and_grad(f, argnums=0, has_aux=False):
     return value_and_grad_f
 
 
-def grad(f, argnums=0, has_aux=False):
+def grad(f, argnums=0, has_aux=False, holomorphic=False):
     """The gradient function of a scalar function ``f`` w.r.t. argument(s) ``argnums``.
 
     Args:
         f: a function of arrays returning a scalar (and auxiliary data if ``has_aux``).
         argnums: an int or tuple of ints: which positional arguments to differentiate.
         has_aux: ``f`` returns ``(value, aux)``; the gradient function returns ``(g, aux)``.
+        holomorphic: as in JAX, ``f`` is a holomorphic function of complex inputs with a
+            complex output (checked); the result is its complex derivative either way.
     Returns:
         A function with ``f``'s signature returning gradients shaped like those arguments.
     Raises:
@@ -218,7 +235,7 @@ def grad(f, argnums=0, has_aux=False):
     >>> float(hg.grad(lambda x: x ** 3)(2.0))
     12.0
     """
-    vg = value_and_grad(f, argnums, has_aux)
+    vg = value_and_grad(f, argnums, has_aux, holomorphic)
 
     def grad_f(*args, **kwargs):
         value, g = vg(*args, **kwargs)
@@ -256,8 +273,9 @@ def vjp(f, *primals, has_aux=False):
     return _out(out, plain), vjp_fn
 
 
-def jvp(f, primals, tangents):
-    """``(f(*primals), J @ tangents)`` by forward mode (JAX's signature).
+def jvp(f, primals, tangents, has_aux=False):
+    """``(f(*primals), J @ tangents)`` by forward mode (JAX's signature); with ``has_aux``,
+    ``f`` returns ``(out, aux)`` and the result is ``(out, J @ tangents, aux)``.
 
     >>> import hessgrad as hg
     >>> hg.jvp(lambda x: x ** 2, (np.array([3.0]),), (np.array([1.0]),))
@@ -276,28 +294,35 @@ def jvp(f, primals, tangents):
     flat_t = [t if isinstance(t, Tensor) else constant(np.asarray(t, dtype=s.dtype))
               for t, s in zip(_present(list(tangents)), sources)]
     with ForwardAccumulator(sources, flat_t) as acc:
-        out = f(*lifted)
+        out, aux = _split_aux(f(*lifted), has_aux, "jvp")
     tangent_out = _fill(out, [acc.jvp(y, unconnected_gradients="zero") for y in _present(out)])
+    if has_aux:
+        return _out(out, plain), _out(tangent_out, plain), _out(aux, plain)
     return _out(out, plain), _out(tangent_out, plain)
 
 
-def linearize(f, *primals):
+def linearize(f, *primals, has_aux=False):
     """``(f(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the JVP at ``primals`` (each
-    call one forward-mode pass; primals may be nested structures, tangents shaped alike)."""
+    call one forward-mode pass; primals may be nested structures, tangents shaped alike).
+    With ``has_aux``, ``f`` returns ``(out, aux)`` and the result is ``(out, f_jvp, aux)``."""
     lifted, _ = _lift(primals, range(len(primals)), "linearize")
-    out = _out(f(*lifted), _is_plain(primals))
+    plain = _is_plain(primals)
+    out, aux = _split_aux(f(*lifted), has_aux, "linearize")
 
     def f_jvp(*tangents):
-        return jvp(f, primals, tangents)[1]
-    return out, f_jvp
+        return jvp(f, primals, tangents, has_aux=has_aux)[1]
+    if has_aux:
+        return _out(out, plain), f_jvp, _out(aux, plain)
+    return _out(out, plain), f_jvp
 
 
-def jacrev(f, argnums=0, has_aux=False):
+def jacrev(f, argnums=0, has_aux=False, holomorphic=False):
     """Jacobian by reverse mode, one VJP per output element: shape ``out.shape + in.shape``.
 
     As in JAX, a structured output (tuple, list, dict) gives the same structure of Jacobians,
     each grouped like the differentiated arguments; with ``has_aux``, ``f`` returns
-    ``(out, aux)`` and the Jacobian function returns ``(jacobian, aux)``.
+    ``(out, aux)`` and the Jacobian function returns ``(jacobian, aux)``; ``holomorphic`` as
+    in :func:`grad`.
 
     >>> import hessgrad as hg
     >>> hg.jacrev(lambda x: x ** 2)(np.array([1.0, 2.0]))
@@ -310,10 +335,12 @@ def jacrev(f, argnums=0, has_aux=False):
         single, nums = _argnums(argnums, len(args), "jacrev")
         plain = _is_plain(args)
         lifted, sources = _lift(args, nums, "jacrev")
+        _check_holomorphic(holomorphic, sources, "jacrev", "inputs")
         tape = GradientTape(persistent=True, watch_accessed_variables=False)
         with tape:
             tape.watch(sources)
             out, aux = _split_aux(f(*lifted, **kwargs), has_aux, "jacrev")
+        _check_holomorphic(holomorphic, _present(out), "jacrev", "outputs")
         jacs = [_group(args, nums, tape.jacobian(convert_to_tensor(y), sources,
                                                  unconnected_gradients="zero"), single)
                 for y in _present(out)]
@@ -325,15 +352,22 @@ def jacrev(f, argnums=0, has_aux=False):
 jacobian = jacrev
 
 
-def jacfwd(f, argnums=0, has_aux=False):
+def jacfwd(f, argnums=0, has_aux=False, holomorphic=False):
     """Jacobian by forward mode, one JVP per input element: shape ``out.shape + in.shape``.
 
-    Structured outputs and ``has_aux`` as in :func:`jacrev`.
+    Structured outputs, ``has_aux`` and ``holomorphic`` as in :func:`jacrev`.
     """
     def jac_f(*args, **kwargs):
         single, nums = _argnums(argnums, len(args), "jacfwd")
         plain = _is_plain(args)
         lifted, sources = _lift(args, nums, "jacfwd")
+        _check_holomorphic(holomorphic, sources, "jacfwd", "inputs")
+        for i in nums:
+            for s in _present(lifted[i]):
+                if s.dtype.kind == "c" and not holomorphic:  # real unit tangents only
+                    raise TypeError(f"jacfwd of complex inputs requires holomorphic=True (as "
+                                    f"in JAX), but got {s.dtype} for argument {i}; for other "
+                                    f"functions of complex inputs use jacrev, jvp or vjp")
         columns = []   # per source, per input element: the output leaves' tangents
         out = aux = None
         for s in sources:
@@ -350,6 +384,7 @@ def jacfwd(f, argnums=0, has_aux=False):
             columns.append(cols)
         if out is None:  # no input elements: f runs once, for the output's structure
             out, aux = _split_aux(f(*lifted, **kwargs), has_aux, "jacfwd")
+        _check_holomorphic(holomorphic, _present(out), "jacfwd", "outputs")
         jacs = []
         for k, y in enumerate(_present(out)):
             y_shape = tuple(shape_of(y))

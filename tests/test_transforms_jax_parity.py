@@ -136,3 +136,37 @@ def test_argnums_must_be_ints(argnums):
     with pytest.raises(TypeError, match="grad: argnums must be an int or a non-empty tuple "
                                         "of ints, got"):
         hg.grad(lambda x, y: hnp.sum(x * y), argnums=argnums)(np.ones(2), np.ones(2))
+
+
+# --- JAX's has_aux and holomorphic arguments ------------------------------------------------
+
+def test_has_aux_of_jvp_linearize_and_hessian():
+    x = np.array([1.0, 2.0, 3.0])
+    v = np.array([1.0, 0.0, -1.0])
+    f = lambda x: (x ** 2, {"s": hnp.sum(x)})  # noqa: E731
+    y, t, aux = hg.jvp(f, (x,), (v,), has_aux=True)
+    np.testing.assert_allclose(t, 2 * x * v)
+    assert float(aux["s"]) == 6.0 and isinstance(aux["s"], (np.ndarray, np.generic))
+    y, f_jvp, aux = hg.linearize(f, x, has_aux=True)
+    np.testing.assert_allclose(f_jvp(v), 2 * x * v)
+    assert float(aux["s"]) == 6.0
+    H, aux = hg.hessian(lambda x: (hnp.sum(x ** 3), x[0]), has_aux=True)(x)
+    np.testing.assert_allclose(H, np.diag(6 * x))
+    assert float(aux) == 1.0
+
+
+def test_holomorphic():
+    z = np.array([1.0 + 2.0j, 3.0 - 1.0j])
+    np.testing.assert_allclose(hg.grad(lambda z: z ** 2, holomorphic=True)(3.0 + 4.0j),
+                               6.0 + 8.0j)
+    for jac in (hg.jacrev, hg.jacfwd):
+        np.testing.assert_allclose(jac(lambda z: z ** 2, holomorphic=True)(z), np.diag(2 * z))
+    np.testing.assert_allclose(hg.hessian(lambda z: hnp.sum(z ** 3), holomorphic=True)(z),
+                               np.diag(6 * z))
+    with pytest.raises(TypeError, match="grad with holomorphic=True requires inputs with "
+                                        "complex dtype, but got float64"):
+        hg.grad(lambda z: z ** 2, holomorphic=True)(3.0)
+    # forward mode pushes real unit tangents only: for non-holomorphic f (|z|) it would give
+    # the derivative along the real axis, which jacrev does not (JAX refuses it as well)
+    with pytest.raises(TypeError, match="jacfwd of complex inputs requires holomorphic=True"):
+        hg.jacfwd(lambda z: hnp.abs(z))(z)
