@@ -440,10 +440,10 @@ def _dense_hessian(f, argnums, detect_sparsity, has_aux=False, holomorphic=False
             structure[0] = None
             return None
 
-    def batched_products(args, kwargs, single, shapes, dtype):
+    def batched_products(args, kwargs, single, shapes, dtypes):
         """``(batched(V), largest)`` at ``args``: the traced HVP with ``args`` as inputs and
         only ``V`` batched, so the forward pass and the gradient run once per call."""
-        example = [np.zeros(s, dtype=dtype) for s in shapes]
+        example = [np.zeros(s, dtype=d) for s, d in zip(shapes, dtypes)]
         v_example = example[0] if single else tuple(example)
         try:
             concrete = traced.get_concrete_function(*args, v_example, **kwargs)
@@ -493,14 +493,15 @@ def _dense_hessian(f, argnums, detect_sparsity, has_aux=False, holomorphic=False
         sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
         if not plain:
             return _hessian_tensors(f, args, kwargs, nums, single, shapes, sizes)
-        dtype = np.result_type(*[np.asarray(args[i]).dtype for i in nums], np.float32)
-        batched, largest = batched_products(args, kwargs, single, shapes, dtype)
+        # as in JAX, the row block H[i][.] has the dtype of gradient i, that of argument i
+        dtypes = [np.result_type(np.asarray(args[i]).dtype, np.float32) for i in nums]
+        batched, largest = batched_products(args, kwargs, single, shapes, dtypes)
         chunk = max(1, HESSIAN_BATCH_BYTES // (8 * max(largest, 1)))
-        blocks = [[np.empty(si + sj, dtype=dtype) for sj in shapes] for si in shapes]
+        blocks = [[np.empty(si + sj, dtype=d) for sj in shapes] for si, d in zip(shapes, dtypes)]
         for j, n_j in enumerate(sizes):
             for start in range(0, n_j, chunk):
                 stop = min(start + chunk, n_j)
-                basis = [np.zeros((stop - start,) + s, dtype=dtype) for s in shapes]
+                basis = [np.zeros((stop - start,) + s, dtype=d) for s, d in zip(shapes, dtypes)]
                 basis[j].reshape(stop - start, n_j)[:, start:stop] = np.eye(stop - start)
                 cols = batched(basis[0] if single else tuple(basis))
                 cols = [cols] if single else list(cols)

@@ -170,3 +170,12 @@ def test_holomorphic():
     # the derivative along the real axis, which jacrev does not (JAX refuses it as well)
     with pytest.raises(TypeError, match="jacfwd of complex inputs requires holomorphic=True"):
         hg.jacfwd(lambda z: hnp.abs(z))(z)
+
+
+def test_hessian_blocks_have_the_dtype_of_their_row_argument():
+    # H[i][j] is the derivative of gradient i (dtype of argument i) w.r.t. argument j
+    x, y = np.array([0.5, -1.0], np.float32), np.array([2.0, 1.0])
+    H = hg.hessian(lambda x, y: hnp.sum(x ** 2 * y), argnums=(0, 1))(x, y)
+    assert [[b.dtype for b in row] for row in H] == [[np.float32] * 2, [np.float64] * 2]
+    np.testing.assert_allclose(H[0][1], np.diag(2 * x))
+    np.testing.assert_allclose(H[1][0], np.diag(2 * x))
