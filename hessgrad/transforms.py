@@ -28,7 +28,10 @@ def _argnums(argnums, nargs, fname):
         if not -nargs <= i < nargs:
             raise ValueError(f"{fname}: argnums={argnums} but the function was called with "
                              f"{nargs} positional arguments")
-    return single, tuple(i % nargs for i in nums)
+    nums = tuple(i % nargs for i in nums)
+    if len(set(nums)) != len(nums):  # a second lift would cut the first from f's result
+        raise ValueError(f"{fname}: argnums={argnums} names an argument twice")
+    return single, nums
 
 
 _NESTED = (list, tuple, dict)

@@ -179,3 +179,10 @@ def test_hessian_blocks_have_the_dtype_of_their_row_argument():
     assert [[b.dtype for b in row] for row in H] == [[np.float32] * 2, [np.float64] * 2]
     np.testing.assert_allclose(H[0][1], np.diag(2 * x))
     np.testing.assert_allclose(H[1][0], np.diag(2 * x))
+
+
+@pytest.mark.parametrize("argnums", [(0, 0), (1, -1)])
+def test_argnums_naming_an_argument_twice_raises(argnums):
+    # the first of the two gradients came back as zeros
+    with pytest.raises(ValueError, match=r"grad: argnums=.* names an argument twice"):
+        hg.grad(lambda x, y: hnp.sum(x * y), argnums=argnums)(np.ones(2), np.ones(2))
