@@ -213,6 +213,10 @@ def _make_hvp(f, argnums, mode):
 
     def at(*args, **kwargs):
         single, nums = _argnums(argnums, len(args), "make_hvp")
+        if any(a is None for i in nums for a in flatten(args[i])):
+            raise TypeError(f"make_hvp: argument(s) {list(nums)} hold None leaves, which "
+                            "make_hvp (and HessianOperator) do not support; use hvp, or leave "
+                            "them out of the differentiated arguments")
         args, kwargs = _snapshot(args), _snapshot(kwargs)
         v_example = [pack_as(args[i], [np.zeros(np.shape(a), _dtype_of(a))
                                         for a in flatten(args[i])]) for i in nums]

@@ -186,3 +186,9 @@ def test_argnums_naming_an_argument_twice_raises(argnums):
     # the first of the two gradients came back as zeros
     with pytest.raises(ValueError, match=r"grad: argnums=.* names an argument twice"):
         hg.grad(lambda x, y: hnp.sum(x * y), argnums=argnums)(np.ones(2), np.ones(2))
+
+
+def test_make_hvp_refuses_none_leaves_clearly():
+    # it said "hvp: v['b'] is an array, expected None", of a vector the caller never passed
+    with pytest.raises(TypeError, match=r"make_hvp: argument\(s\) \[0\] hold None leaves"):
+        hg.make_hvp(lambda p: hnp.sum(p["a"] ** 3))({"a": np.ones(2), "b": None})
