@@ -388,6 +388,22 @@ def real(val):
     return _ew.real(val)
 
 
+def angle(z, deg=False):
+    """The argument of complex ``z``, ``arctan2(imag(z), real(z))``, in radians (degrees with
+    ``deg``); 0 or pi for real input. numpy's ``angle``.
+
+    >>> import hessgrad.numpy as hnp
+    >>> float(hnp.angle(1j, deg=True))
+    90.0
+    """
+    if not isinstance(z, _Tensor):
+        z = _core.constant(_np.asarray(z))
+    if _dtype_of(z).kind not in "fc":  # numpy: integers and booleans as float64
+        z = _core.cast(z, dtype=_np.float64)
+    a = _ew.arctan2(_ew.imag(z), _ew.real(z))
+    return _ew.multiply(a, 180.0 / _np.pi) if deg else a
+
+
 def imag(val):
     """The imaginary part (zeros on real input, with a zero derivative); numpy's ``imag``.
 
@@ -423,4 +439,4 @@ def isposinf(x, out=None):
 __all__ = sorted(list(_UFUNCS) + [
     "divmod", "true_divide", "mod", "abs", "conj", "degrees", "radians", "acos", "asin",
     "atan", "atan2", "acosh", "asinh", "atanh", "pow", "round", "around", "fix", "clip",
-    "where", "real", "imag", "isneginf", "isposinf"])
+    "where", "real", "imag", "angle", "isneginf", "isposinf"])

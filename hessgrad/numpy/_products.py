@@ -1,9 +1,12 @@
-"""Products: dot, vdot, matmul, inner, outer, tensordot, einsum, kron, cross."""
+"""Products: dot, vdot, matmul, inner, outer, tensordot, einsum, kron, cross, and numpy 2's
+vecdot, matvec, vecmat."""
 
 import numpy as _np
 
 from ..engine.tensor import Tensor as _Tensor
-from ..ops import core as _core, linalg as _la
+from ..engine.tensor import shape_of as _shape_of
+from ..ops import core as _core, elementwise as _ew, linalg as _la, reduction as _red, \
+    shape as _sh
 
 
 def _arr(x):
@@ -124,4 +127,63 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     return _la.cross(_arr(a), _arr(b), axisa=axisa, axisb=axisb, axisc=axisc, axis=axis)
 
 
-__all__ = ["dot", "vdot", "matmul", "inner", "outer", "tensordot", "einsum", "kron", "cross"]
+def _core_dims(fname, x1, x2, axis1, axis2, what):
+    """numpy's gufunc check: core dimensions match exactly (they do not broadcast)."""
+    s1, s2 = _shape_of(x1), _shape_of(x2)
+    for s, name, need in ((s1, "x1", -axis1), (s2, "x2", -axis2)):
+        if len(s) < need:
+            raise ValueError(f"{fname}: {name} has shape {tuple(s)}, which has no {what}")
+    if s1[axis1] != s2[axis2]:
+        raise ValueError(f"{fname}: x1 of shape {tuple(s1)} and x2 of shape {tuple(s2)} differ in "
+                         f"their {what} ({s1[axis1]} and {s2[axis2]})")
+
+
+def vecdot(x1, x2, /, *, axis=-1):
+    """numpy.vecdot: ``sum(conj(x1) * x2, axis)``, the leading axes broadcast.
+
+    >>> import hessgrad.numpy as hnp
+    >>> hnp.vecdot([[1.0, 2.0], [3.0, 4.0]], [1.0, 1.0]).tolist()
+    [3.0, 7.0]
+    """
+    x1, x2 = _arr(x1), _arr(x2)
+    n1, n2 = len(_shape_of(x1)), len(_shape_of(x2))
+    if not (-min(n1, n2) <= axis < min(n1, n2)) or min(n1, n2) == 0:
+        raise _np.exceptions.AxisError(f"vecdot: axis {axis} is out of bounds for x1 of shape "
+                         f"{tuple(_shape_of(x1))} and x2 of shape {tuple(_shape_of(x2))}")
+    a1, a2 = axis - n1 if axis >= 0 else axis, axis - n2 if axis >= 0 else axis
+    _core_dims("vecdot", x1, x2, a1, a2, "vector axis")
+    x1, x2 = _sh.moveaxis(x1, a1, -1), _sh.moveaxis(x2, a2, -1)
+    return _red.sum(_ew.multiply(_ew.conj(x1), x2), axis=-1)
+
+
+def matvec(x1, x2, /):
+    """numpy.matvec: matrix (..., m, n) times vector (..., n), stacks broadcast; no
+    conjugation.
+
+    >>> import numpy as np, hessgrad.numpy as hnp
+    >>> hnp.matvec(np.eye(2) * 3.0, [1.0, 2.0]).tolist()
+    [3.0, 6.0]
+    """
+    x1, x2 = _arr(x1), _arr(x2)
+    _core_dims("matvec", x1, x2, -1, -1, "contracted dimension")
+    if len(_shape_of(x1)) < 2:
+        raise ValueError(f"matvec: x1 has shape {tuple(_shape_of(x1))} but must be at least "
+                         "2-D")
+    return _core.getitem(_la.matmul(x1, _sh.expand_dims(x2, -1)), index=(Ellipsis, 0))
+
+
+def vecmat(x1, x2, /):
+    """numpy.vecmat: conj(vector (..., n)) times matrix (..., n, m), stacks broadcast.
+
+    >>> import numpy as np, hessgrad.numpy as hnp
+    >>> hnp.vecmat([1.0, 2.0], np.eye(2) * 3.0).tolist()
+    [3.0, 6.0]
+    """
+    x1, x2 = _arr(x1), _arr(x2)
+    _core_dims("vecmat", x1, x2, -1, -2, "contracted dimension")
+    row = _sh.expand_dims(_ew.conj(x1), -2)
+    return _core.getitem(_la.matmul(row, x2), index=(Ellipsis, 0, slice(None)))
+
+
+__all__ = ["dot", "vdot", "matmul", "inner", "outer", "tensordot", "einsum", "kron", "cross",
+           "vecdot", "matvec", "vecmat"]

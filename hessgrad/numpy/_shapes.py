@@ -13,7 +13,7 @@ array([0., 0., 1., 2.])
 import numpy as _np
 
 from ..engine.tensor import Tensor as _Tensor, shape_of as _shape_of
-from ..ops import indexing as _ix, shape as _sh
+from ..ops import core as _core, indexing as _ix, shape as _sh
 from ._math import around as _around, floor as _floor
 from ._reductions import amax as _amax, amin as _amin, mean as _mean, median as _median
 
@@ -116,6 +116,41 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
 
 
 concat = concatenate
+
+
+def block(arrays):
+    """numpy.block: assemble an array from nested lists of blocks; the innermost lists join
+    along the last axis, the next along the second-to-last, and so on (blocks get leading
+    unit axes up to the result's ndim, the larger of the nesting depth and the blocks' ndim).
+
+    >>> import numpy as np, hessgrad.numpy as hnp
+    >>> hnp.block([[np.eye(2), np.zeros((2, 1))], [np.ones((1, 2)), 5.0]]).tolist()
+    [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [1.0, 1.0, 5.0]]
+    """
+    def depth_and_ndim(x, path):
+        if isinstance(x, tuple):
+            raise TypeError(f"block: {path} is a tuple; only lists may nest (as in numpy)")
+        if not isinstance(x, list):
+            return 0, len(_shape_of(x) if isinstance(x, _Tensor) else _np.shape(x))
+        if not x:
+            raise ValueError(f"block: {path} is an empty list")
+        found = [depth_and_ndim(y, f"{path}[{k}]") for k, y in enumerate(x)]
+        if len({d for d, _ in found}) != 1:
+            raise ValueError(f"block: the lists in {path} are nested to different depths")
+        return found[0][0] + 1, max(n for _, n in found)
+
+    depth, ndim = depth_and_ndim(arrays, "arrays")
+    ndim = max(depth, ndim)
+
+    def assemble(x, level):
+        if not isinstance(x, list):
+            x = _sh.as_array(x, "block")
+            return _sh.reshape_to(x, (1,) * (ndim - len(_shape_of(x))) + tuple(_shape_of(x)))
+        return _sh.join([assemble(y, level + 1) for y in x], level - depth, "block")
+    if not depth:  # a single block, as an array
+        x = _sh.as_array(arrays, "block")
+        return x if isinstance(x, _Tensor) else _core.constant(x)
+    return assemble(arrays, 0)
 
 
 def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
@@ -403,7 +438,7 @@ def argwhere(a):
 __all__ = ["shape", "ndim", "size", "reshape", "ravel", "transpose", "permute_dims",
            "swapaxes", "moveaxis", "expand_dims", "squeeze", "broadcast_to",
            "broadcast_arrays", "broadcast_shapes", "atleast_1d", "atleast_2d", "atleast_3d",
-           "concatenate", "concat", "stack", "hstack", "vstack", "row_stack", "dstack",
+           "concatenate", "concat", "block", "stack", "hstack", "vstack", "row_stack", "dstack",
            "column_stack", "split", "array_split", "hsplit", "vsplit", "dsplit", "tile",
            "repeat", "roll", "flip", "fliplr", "flipud", "rot90", "pad", "diag", "diagflat",
            "diagonal", "trace", "triu", "tril", "take", "take_along_axis", "select", "choose",

@@ -493,8 +493,98 @@ def matmul(x1, x2, /):
     return _la.matmul(_arr(x1), _arr(x2))
 
 
+def vecdot(x1, x2, /, *, axis=-1):
+    """numpy.linalg.vecdot: ``sum(conj(x1) * x2, axis)`` (numpy.vecdot)."""
+    from ._products import vecdot as _vecdot  # the package's products import this module
+    return _vecdot(x1, x2, axis=axis)
+
+
+# --- tensor inverse and solve: the matrix ones on reshaped operands ------------------------
+def _size(shape):
+    return int(_np.prod(shape, dtype=_np.int64))
+
+
+def tensorinv(a, ind=2):
+    """numpy.linalg.tensorinv: the inverse of ``a`` read as a square matrix with rows
+    ``a.shape[:ind]`` and columns ``a.shape[ind:]``; the result has shape
+    ``a.shape[ind:] + a.shape[:ind]``.
+
+    >>> import numpy as np, hessgrad.numpy as hnp
+    >>> hnp.linalg.tensorinv(np.eye(6).reshape(6, 2, 3), ind=1).shape
+    (2, 3, 6)
+    """
+    a = _arr(a)
+    shape = tuple(_shape_of(a))
+    if not isinstance(ind, int) or ind <= 0:
+        raise ValueError(f"tensorinv: ind must be a positive integer, got {ind!r}")
+    rows, cols = _size(shape[:ind]), _size(shape[ind:])
+    if rows != cols:
+        raise LinAlgError(f"tensorinv: a of shape {shape} with ind={ind} is a {rows} x {cols} "
+                          "matrix, which is not square")
+    flat = _core.reshape(a, shape=(rows, cols))
+    return _core.reshape(inv(flat), shape=shape[ind:] + shape[:ind])
+
+
+def tensorsolve(a, b, axes=None):
+    """numpy.linalg.tensorsolve: the ``x`` with ``tensordot(a, x, x.ndim) == b``; ``x`` has
+    shape ``a.shape[b.ndim:]`` (after moving ``axes`` of ``a`` to the end).
+
+    >>> import numpy as np, hessgrad.numpy as hnp
+    >>> a = np.eye(6).reshape(6, 2, 3)
+    >>> hnp.linalg.tensorsolve(a, np.arange(6.0)).shape
+    (2, 3)
+    """
+    a, b = _arr(a), _arr(b)
+    if axes is not None:
+        nd = len(_shape_of(a))
+        axes = [ax % nd if -nd <= ax < nd else ax for ax in axes]
+        if any(not 0 <= ax < nd for ax in axes):
+            raise _np.exceptions.AxisError(f"tensorsolve: axes {axes} out of range for a of "
+                                           f"shape {tuple(_shape_of(a))}")
+        rest = [k for k in range(nd) if k not in axes]
+        a = _transpose(a, axes=tuple(rest + list(axes)))
+    a_shape, b_shape = tuple(_shape_of(a)), tuple(_shape_of(b))
+    x_shape = a_shape[len(b_shape):]
+    n = _size(x_shape)
+    if _size(a_shape[:len(b_shape)]) != n or _size(b_shape) != n:
+        raise LinAlgError(f"tensorsolve: a of shape {a_shape} and b of shape {b_shape} do not "
+                          "form a square system (prod(a.shape[b.ndim:]) == "
+                          "prod(a.shape[:b.ndim]) == b.size is needed)")
+    x = solve(_core.reshape(a, shape=(n, n)), _core.reshape(b, shape=(n,)))
+    return _core.reshape(x, shape=x_shape)
+
+
+def cond(x, p=None):
+    """numpy.linalg.cond: the condition number in the norm ``p`` (None, 2, -2: ratios of
+    singular values; 'fro', 'nuc', 1, -1, inf, -inf: ``norm(x) * norm(inv(x))``, square
+    matrices). A singular matrix gives inf as in numpy for None/2/-2 and raises
+    ``LinAlgError`` for the others.
+
+    >>> import numpy as np, hessgrad.numpy as hnp
+    >>> float(hnp.linalg.cond(np.diag([4.0, 2.0])))
+    2.0
+    """
+    x = _arr(x)
+    s = _shape_of(x)
+    if len(s) < 2:
+        raise LinAlgError(f"cond: x has shape {tuple(s)} but must be at least 2-D")
+    if p is None or p == 2 or p == -2:
+        sv = svdvals(x)
+        first = _core.getitem(sv, index=(Ellipsis, 0))
+        last = _core.getitem(sv, index=(Ellipsis, -1))
+        with _np.errstate(divide="ignore", invalid="ignore"):
+            r = _ew.divide(last, first) if p == -2 else _ew.divide(first, last)
+        # numpy: 0 / 0 (a zero matrix) is inf too, unless x itself holds NaN
+        finite_x = _ew.logical_not(_red.any(_ew.isnan(x), axis=(-2, -1)))
+        return _ew.where(_ew.logical_and(_ew.isnan(r), finite_x), _np.inf, r)
+    if s[-1] != s[-2]:
+        raise LinAlgError(f"cond: p={p!r} needs square matrices, x has shape {tuple(s)}")
+    return _ew.multiply(norm(x, p, axis=(-2, -1)), norm(inv(x), p, axis=(-2, -1)))
+
+
 __all__ = ["LinAlgError", "norm", "vector_norm", "matrix_norm", "inv", "pinv", "solve",
            "lstsq", "det", "slogdet", "matrix_rank", "cholesky", "eigh", "eigvalsh", "qr",
            "svd", "svdvals", "matrix_power", "multi_dot", "matrix_transpose", "trace",
-           "diagonal", "outer", "cross", "tensordot", "matmul", "EighResult", "QRResult",
+           "diagonal", "outer", "cross", "tensordot", "matmul", "vecdot", "tensorinv",
+           "tensorsolve", "cond", "EighResult", "QRResult",
            "SVDResult", "SlogdetResult"]

@@ -70,7 +70,7 @@ BINARY = {
     "not_equal": (normal, normal), "logical_and": (boolean, boolean),
     "logical_or": (boolean, boolean), "logical_xor": (boolean, boolean),
 }
-OTHER = {"clip", "where", "divmod"}  # tested by their own functions below
+OTHER = {"clip", "where", "divmod", "angle"}  # tested by their own functions below
 NONDIFF = {"isfinite", "isnan", "isinf", "signbit", "isneginf", "isposinf", "logical_not",
            "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
            "logical_and", "logical_or", "logical_xor"}
