@@ -568,6 +568,10 @@ def _hessian_tensors(f, args, kwargs, nums, single, shapes, sizes):
             col = product(*args, e[0] if single else tuple(e), **kwargs)
             cols.append([col] if single else list(col))
         for i in range(len(shapes)):
+            if not cols:  # an empty argument j: no column to stack, the block is empty
+                dtype = np.dtype(getattr(args[nums[i]], "dtype", np.float64))
+                blocks[i][j] = constant(np.zeros(shapes[i] + shapes[j], dtype))
+                continue
             stacked = stack(*[reshape(c[i], shape=(sizes[i],)) for c in cols], axis=1)
             blocks[i][j] = reshape(stacked, shape=shapes[i] + shapes[j])
     if single:

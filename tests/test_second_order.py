@@ -520,3 +520,16 @@ def test_make_hvp_written_inline_reuses_the_trace():
     assert len(calls) == 1
     with pytest.raises(ValueError, match="mode"):
         hg.make_hvp(f, mode="sideways")
+
+
+def test_compiled_hessian_of_an_empty_argument_is_empty():
+    # traced, the Hessian stacked no columns for an empty argument and crashed in np.stack
+    f = lambda x, y: hnp.sum(x ** 2) * hnp.sum(y ** 3)
+    h = hg.function(hg.hessian(f))(np.zeros(0, np.float32))
+    assert h.shape == (0, 0) and h.dtype == np.float32
+    blocks = hg.function(hg.hessian(f, argnums=(0, 1)))(np.zeros(0), np.ones(2))
+    eager = hg.hessian(f, argnums=(0, 1))(np.zeros(0), np.ones(2))
+    for row, row_eager in zip(blocks, eager):
+        for b, b_eager in zip(row, row_eager):
+            assert b.shape == b_eager.shape
+            np.testing.assert_array_equal(b, b_eager)
