@@ -64,6 +64,19 @@ def asarray(a, dtype=None, order=None, *, copy=None, like=None):
 asanyarray = asarray
 
 
+def astype(x, dtype, /, *, copy=True, device=None):
+    """numpy.astype (numpy 2): ``x`` cast to ``dtype`` (``copy`` is moot: arrays are
+    immutable); differentiable between floating and complex dtypes.
+
+    >>> import hessgrad.numpy as hnp
+    >>> hnp.astype(hnp.ones(2), hnp.float32).dtype
+    dtype('float32')
+    """
+    if device not in (None, "cpu"):
+        raise ValueError(f"astype: device must be None or 'cpu', got {device!r}")
+    return _cast(asarray(x), dtype)
+
+
 def ascontiguousarray(a, dtype=None, *, like=None):
     return asarray(a, dtype)
 
@@ -274,6 +287,6 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     return _cast(out, dtype)
 
 
-__all__ = ["array", "asarray", "asanyarray", "ascontiguousarray", "copy", "zeros", "ones",
+__all__ = ["array", "asarray", "asanyarray", "astype", "ascontiguousarray", "copy", "zeros", "ones",
            "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like", "eye",
            "identity", "tri", "arange", "linspace", "logspace", "geomspace"]

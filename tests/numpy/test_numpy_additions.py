@@ -133,6 +133,19 @@ def test_dtype_rules_read_tensors():
     assert hg.function(f)(np.ones(2, np.float32), 0.5).dtype == np.float32
 
 
+def test_astype_casts_and_differentiates():
+    x = randn(3)
+    for dtype in (np.float32, np.complex128, np.int64):
+        got = hnp.astype(x, dtype)
+        assert got.dtype == np.astype(x, dtype).dtype
+        np.testing.assert_array_equal(np.asarray(got), np.astype(x, dtype))
+    assert hg.function(lambda x: hnp.astype(x, hnp.float32))(x).dtype == np.float32
+    np.testing.assert_allclose(hg.grad(lambda x: hnp.sum(hnp.astype(x, hnp.float32) * x))(x),
+                               2 * x, rtol=1e-6)
+    with pytest.raises(ValueError, match="astype: device"):
+        hnp.astype(x, np.float32, device="gpu")
+
+
 def test_errstate_governs_eager_ops():
     with hnp.errstate(divide="raise"):
         with pytest.raises(FloatingPointError):
