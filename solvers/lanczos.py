@@ -235,11 +235,12 @@ def _priority(theta, which):
     return np.asarray(out, dtype=np.intp)
 
 
-def _restart_size(k, m, nconv):
+def _restart_size(k, m, nconv, theta, which):
     """How many Ritz vectors a thick restart keeps (``m`` = basis size).
 
-    ARPACK's rule (``k`` plus up to half the spare room as pairs converge, half the
-    basis when ``k == 1``) plus two buffer vectors beyond the wanted ones when
+    ``theta`` holds the Ritz values, most wanted first.  ARPACK's rule (``k`` plus up
+    to half the spare room as pairs converge; half the basis when ``k == 1``, here at
+    most half: see below) plus two buffer vectors beyond the wanted ones when
     ``k > 1``, which keep the nearest unwanted neighbour of the last wanted
     eigenvalue in the basis and so widen its effective gap.  On the 34 cases of
     ``benchmarks/bench_solvers.py --eigsh-sweep`` this cut the matvecs of the
@@ -253,37 +254,72 @@ def _restart_size(k, m, nconv):
     converged count) stayed at or below ARPACK's count everywhere: each was above in
     2-6 cases, by 1-13%; this one has the lowest total, 0.85 of ARPACK's.
 
-    Dynamic thick restart (TRLan; Yamazaki et al., ACM TOMS 2010) was tried and is
-    worse: keep the ``j`` (``k <= j <= m - 2``) Ritz vectors maximising ``(m - j)
-    sqrt(gamma_j)``, ``gamma_j = (theta_k - theta_{j+1}) / (theta_{j+1} - theta_far)``
-    (wanted end first; ``-theta`` for SA, ``|theta|`` for LM). Measured over the sweep
-    with start vectors 3 and 4 and the Rosenbrock cases (n = 1e4 and 1e5, LA k=6) with
-    six start vectors: on the sweep (start vector 3) 13 cases were above ARPACK instead
-    of 1, 8 of them by not converging within 3000 restarts (Laplacian, dense SPD SA);
-    Rosenbrock took 2.3x (n = 1e4) and 2.5x (1e5) ARPACK's matvecs in total. The Ritz
-    values near the far end lie close together, so ``theta_{j+1} - theta_far`` is small
-    there and the estimate grows with ``j``: the rule keeps up to ``m - 2`` vectors, and
-    such cycles add only 2 new ones. Capping ``j`` at ``k + (m - k) / 2`` (and using the
-    first unconverged pair in place of ``theta_k``), it mostly chose the cap: Rosenbrock
-    took 1.36x-1.40x ARPACK's matvecs (12 of 12 cases above) and the dense SPD SA k=6
-    case did not converge in 3000 restarts. On Rosenbrock and the 1e4 tridiagonal SA
-    (start vector 3), searching only ``[keep, keep + 3]`` around ARPACK's ``keep``
-    picked the largest ``j`` at every restart; a fixed ``theta_1 - theta_far`` as the
-    denominator kept 9-18 vectors (Rosenbrock: 928-1447 matvecs, ARPACK 576); counting
-    only kept vectors that are accurate (residual below their Ritz gap) reduces to
-    keeping ``k``: beyond the wanted pairs none ever was. No gap ratio separates the
-    cases the buffer helps from those it hurts either: the median ``gamma_k`` over the
-    restarts is 2e-4 on Rosenbrock and 1e-3 on the 1e4 tridiagonal SA (both faster
-    without the buffer), 7e-5 on the dense SPD SA and 2e-3 on the geometric LA (both
-    faster with it). ARPACK's rule alone (no buffer) is below ARPACK on Rosenbrock
-    (total 0.98 at n = 1e4 and 0.95 at 1e5, against 1.01 and 1.05 with the buffer), but
-    over the two sweeps it is above in 7 of 68 cases (worst 1.04, total 0.955, against 3
-    cases, worst 1.014, total 0.85 with the buffer).
+    Dynamic thick restart (TRLan; Yamazaki et al., ACM TOMS 2010) for ``k > 1`` was
+    tried and is worse: keep the ``j`` (``k <= j <= m - 2``) Ritz vectors maximising
+    ``(m - j) sqrt(gamma_j)``, ``gamma_j = (theta_k - theta_{j+1}) / (theta_{j+1} -
+    theta_far)`` (wanted end first; ``-theta`` for SA, ``|theta|`` for LM). Measured
+    over the sweep with start vectors 3 and 4 and the Rosenbrock cases (n = 1e4 and 1e5,
+    LA k=6) with six start vectors: on the sweep (start vector 3) 13 cases were above
+    ARPACK instead of 1, 8 of them by not converging within 3000 restarts (Laplacian,
+    dense SPD SA); Rosenbrock took 2.3x (n = 1e4) and 2.5x (1e5) ARPACK's matvecs in
+    total. The Ritz values near the far end lie close together, so ``theta_{j+1} -
+    theta_far`` is small there and the estimate grows with ``j``: the rule keeps up to
+    ``m - 2`` vectors, and such cycles add only 2 new ones. Capping ``j`` at ``k + (m -
+    k) / 2`` (and using the first unconverged pair in place of ``theta_k``), it mostly
+    chose the cap: Rosenbrock took 1.36x-1.40x ARPACK's matvecs (12 of 12 cases above)
+    and the dense SPD SA k=6 case did not converge in 3000 restarts. On Rosenbrock and
+    the 1e4 tridiagonal SA (start vector 3), searching only ``[keep, keep + 3]`` around
+    ARPACK's ``keep`` picked the largest ``j`` at every restart; a fixed ``theta_1 -
+    theta_far`` as the denominator kept 9-18 vectors (Rosenbrock: 928-1447 matvecs,
+    ARPACK 576); counting only kept vectors that are accurate (residual below their Ritz
+    gap) reduces to keeping ``k``: beyond the wanted pairs none ever was. No gap ratio
+    separates the cases the buffer helps from those it hurts either: the median
+    ``gamma_k`` over the restarts is 2e-4 on Rosenbrock and 1e-3 on the 1e4 tridiagonal
+    SA (both faster without the buffer), 7e-5 on the dense SPD SA and 2e-3 on the
+    geometric LA (both faster with it). ARPACK's rule alone (no buffer) is below ARPACK
+    on Rosenbrock (total 0.98 at n = 1e4 and 0.95 at 1e5, against 1.01 and 1.05 with the
+    buffer), but over the two sweeps it is above in 7 of 68 cases (worst 1.04, total
+    0.955, against 3 cases, worst 1.014, total 0.85 with the buffer).
+
+    For one wanted pair (``k == 1``, ``m >= 6``, not BE) the size is chosen per restart
+    as in TRLan (Yamazaki et al., ACM TOMS 2010), see ``_dynamic_restart_size``: over
+    the 17 ``k = 1`` cases of the sweep with start vectors 3 to 7 (85 runs) it took
+    fewer matvecs than half the basis in 68 runs, as many in 15 and more in 2 (by 1% and
+    3%); total 0.929 of ARPACK's instead of 0.956, above ARPACK in 1 run instead of 4
+    (worst 72 against 71 in both). In the runs logged it keeps half the basis at most
+    restarts and 1-4 vectors fewer at a few.
     """
     keep = k + min(nconv, (m - k) // 2)
+    if keep == 1 and m >= 6 and which != "BE":
+        return _dynamic_restart_size(theta, which, m // 2)
     if keep == 1:
         return m // 2 if m >= 6 else min(2, m - 1)
     return min(keep + 2, m - 2) if keep > 2 else keep
+
+
+def _dynamic_restart_size(theta, which, most):
+    """How many Ritz vectors to keep for one wanted pair, at most ``most``.
+
+    TRLan's estimate of the next cycle's progress (Yamazaki, Bai, Simon, Wang and Wu,
+    ACM TOMS 2010): keeping ``j`` vectors leaves ``m - j`` new Lanczos steps, and the
+    wanted value ``t_0`` then converges at a rate set by the gap ratio
+    ``gamma_j = (t_0 - t_j) / (t_j - t_far)`` to the first value not kept, so
+    ``(m - j) sqrt(gamma_j)`` is maximised.  ``t`` are the Ritz values ``theta``
+    (most wanted first) turned so that the wanted end is the top: ``-theta`` for SA,
+    ``|theta|`` for LM.  Unbounded (``most = m - 2``) the estimate grows with ``j``
+    (the far-end Ritz values crowd, so ``t_j - t_far`` is small), which is why
+    ``most`` is ARPACK's half basis (see ``_restart_size``).
+    """
+    t = -theta if which == "SA" else (np.abs(theta) if which == "LM" else theta)
+    m, best, keep = t.size, -1.0, most
+    for j in range(1, most + 1):
+        spread = t[j] - t[m - 1]
+        if not spread > 0.0:
+            break
+        score = (m - j) * math.sqrt(max(t[0] - t[j], 0.0) / spread)
+        if score > best:
+            best, keep = score, j
+    return keep
 
 
 def _next_check(keep, m, steps, ratio, last_ratio):
@@ -399,8 +435,9 @@ def eigsh(A, k=6, which="LM", *, tol=0.0, maxiter=None, v0=None,
             break
         restarts += 1
         # Thick restart: keep the best Ritz vectors, continue from V[:, m].
-        keep = min(_restart_size(k, m, int(converged.sum())), m - 1)
-        kept = _priority(theta, which)[:keep]
+        order = _priority(theta, which)
+        keep = min(_restart_size(k, m, int(converged.sum()), theta[order], which), m - 1)
+        kept = order[:keep]
         # Wanted pairs converged to machine precision are locked, as ARPACK deflates: moved
         # to the front with their coupling to the new direction (below rounding) set to
         # zero, so that copies of a multiple eigenvalue emerging later from rounding do

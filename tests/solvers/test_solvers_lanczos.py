@@ -94,17 +94,20 @@ COUNT_CASES = {
 }
 
 
+@pytest.mark.parametrize("seed", [3, 4])
 @pytest.mark.parametrize("k", [1, 6])
 @pytest.mark.parametrize("which", ["LA", "SA", "LM"])
 @pytest.mark.parametrize("name", sorted(COUNT_CASES))
-def test_eigsh_no_more_matvecs_than_arpack(name, which, k):
-    # Fixed matrices and start vector (a subset of the benchmark's sweep): same
+def test_eigsh_no_more_matvecs_than_arpack(name, which, k, seed):
+    # Fixed matrices and start vectors (a subset of the benchmark's sweep): same
     # tolerance, same basis size, ARPACK's relative convergence test.  The bottom
     # of the geometric spectrum is too clustered for either solver in a unit test.
+    # With start vector 4, k=1 on the indefinite matrix took 72 matvecs (LA and SA)
+    # against ARPACK's 71 when k=1 always kept half the basis (see _restart_size).
     if name == "geometric" and which == "SA":
         pytest.skip("clustered bottom end: thousands of matvecs for both")
     A = COUNT_CASES[name]
-    v0 = np.random.default_rng(3).standard_normal(A.shape[0])
+    v0 = np.random.default_rng(seed).standard_normal(A.shape[0])
     ours, theirs = CountingOperator(A), CountingOperator(A)
     w = eigsh(ours, k=k, which=which, tol=1e-8, v0=v0, return_eigenvectors=False)
     ws = sla.eigsh(theirs, k=k, which=which, tol=1e-8, v0=v0,
