@@ -254,36 +254,14 @@ def _restart_size(k, m, nconv, theta, which):
     converged count) stayed at or below ARPACK's count everywhere: each was above in
     2-6 cases, by 1-13%; this one has the lowest total, 0.85 of ARPACK's.
 
-    Dynamic thick restart (TRLan; Yamazaki et al., ACM TOMS 2010) for ``k > 1`` was
-    tried and is worse: keep the ``j`` (``k <= j <= m - 2``) Ritz vectors maximising
-    ``(m - j) sqrt(gamma_j)``, ``gamma_j = (theta_k - theta_{j+1}) / (theta_{j+1} -
-    theta_far)`` (wanted end first; ``-theta`` for SA, ``|theta|`` for LM). Measured
-    over the sweep with start vectors 3 and 4 and the Rosenbrock cases (n = 1e4 and 1e5,
-    LA k=6) with six start vectors: on the sweep (start vector 3) 13 cases were above
-    ARPACK instead of 1, 8 of them by not converging within 3000 restarts (Laplacian,
-    dense SPD SA); Rosenbrock took 2.3x (n = 1e4) and 2.5x (1e5) ARPACK's matvecs in
-    total. The Ritz values near the far end lie close together, so ``theta_{j+1} -
-    theta_far`` is small there and the estimate grows with ``j``: the rule keeps up to
-    ``m - 2`` vectors, and such cycles add only 2 new ones. Capping ``j`` at ``k + (m -
-    k) / 2`` (and using the first unconverged pair in place of ``theta_k``), it mostly
-    chose the cap: Rosenbrock took 1.36x-1.40x ARPACK's matvecs (12 of 12 cases above)
-    and the dense SPD SA k=6 case did not converge in 3000 restarts. On Rosenbrock and
-    the 1e4 tridiagonal SA (start vector 3), searching only ``[keep, keep + 3]`` around
-    ARPACK's ``keep`` picked the largest ``j`` at every restart; a fixed ``theta_1 -
-    theta_far`` as the denominator kept 9-18 vectors (Rosenbrock: 928-1447 matvecs,
-    ARPACK 576); counting only kept vectors that are accurate (residual below their Ritz
-    gap) reduces to keeping ``k``: beyond the wanted pairs none ever was. Choosing ``j``
-    in ``[k, this rule's size]`` (never more than now) changes little: over the ``k =
-    6`` sweep cases (start vectors 3 and 4) and the 12 Rosenbrock runs, 37 of 46 runs
-    took as many matvecs as this rule, 6 fewer and 3 more, total 0.7972 -> 0.7964 of
-    ARPACK's, Rosenbrock unchanged: not adopted. No gap ratio separates the cases the
-    buffer helps from those it hurts either: the median ``gamma_k`` over the restarts is
-    2e-4 on Rosenbrock and 1e-3 on the 1e4 tridiagonal SA (both faster without the
-    buffer), 7e-5 on the dense SPD SA and 2e-3 on the geometric LA (both faster with
-    it). ARPACK's rule alone (no buffer) is below ARPACK on Rosenbrock (total 0.98 at
-    1e4 and 0.95 at 1e5, against 1.01 and 1.05 with the buffer), but over the two sweeps
-    it is above in 7 of 68 cases (worst 1.04, total 0.955, against 3 cases, worst 1.014,
-    total 0.85 with the buffer).
+    Dynamic thick restart (TRLan, see ``_dynamic_restart_size``) for ``k > 1`` was
+    measured (sweep with start vectors 3 and 4; Rosenbrock, n = 1e4 and 1e5, LA k=6,
+    six start vectors) and is worse: unbounded it keeps up to ``m - 2`` vectors (13 of
+    34 sweep cases above ARPACK, Rosenbrock 2.3-2.5x), capped at ``k + (m - k) / 2`` it
+    picks the cap (Rosenbrock 1.36-1.40x), limited to at most this rule's size it
+    changes little (total 0.7972 -> 0.7964 of ARPACK's). No gap ratio separates the
+    cases the buffer helps from those it hurts; without the buffer Rosenbrock is below
+    ARPACK (0.98, 0.95) but 7 of 68 sweep runs are above (with it: 3, total 0.85).
 
     For one wanted pair (``k == 1``, ``m >= 6``, not BE) the size is chosen per restart
     as in TRLan (Yamazaki et al., ACM TOMS 2010), see ``_dynamic_restart_size``: over
