@@ -168,8 +168,7 @@ def hvp(f, argnums=0, mode="auto"):
         for k, i in enumerate(nums):
             _check_like(v_struct[k], args[i], "hvp: v" if single else f"hvp: v[{k}]",
                         f"args[{i}]")
-        v_leaves = [u for u, a in zip(flatten(v_struct), flatten([args[i] for i in nums]))
-                    if a is not None]  # None has no leaves (as in JAX): no vector either
+        v_leaves = _present(v_struct)  # None has no leaves (as in JAX): no vector either
         hv = _hvp_at(f, args, kwargs, nums, v_leaves, mode)
         return _out(_group(args, nums, hv, single), plain)
     return hvp_f

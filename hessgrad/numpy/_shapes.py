@@ -13,7 +13,7 @@ array([0., 0., 1., 2.])
 import numpy as _np
 
 from ..engine.tensor import Tensor as _Tensor, shape_of as _shape_of
-from ..ops import core as _core, indexing as _ix, shape as _sh
+from ..ops import indexing as _ix, shape as _sh
 from ._math import around as _around, floor as _floor
 from ._reductions import amax as _amax, amin as _amin, mean as _mean, median as _median
 
@@ -131,7 +131,7 @@ def block(arrays):
         if isinstance(x, tuple):
             raise TypeError(f"block: {path} is a tuple; only lists may nest (as in numpy)")
         if not isinstance(x, list):
-            return 0, len(_shape_of(x) if isinstance(x, _Tensor) else _np.shape(x))
+            return 0, len(shape(x))
         if not x:
             raise ValueError(f"block: {path} is an empty list")
         found = [depth_and_ndim(y, f"{path}[{k}]") for k, y in enumerate(x)]
@@ -147,9 +147,6 @@ def block(arrays):
             x = _sh.as_array(x, "block")
             return _sh.reshape_to(x, (1,) * (ndim - len(_shape_of(x))) + tuple(_shape_of(x)))
         return _sh.join([assemble(y, level + 1) for y in x], level - depth, "block")
-    if not depth:  # a single block, as an array
-        x = _sh.as_array(arrays, "block")
-        return x if isinstance(x, _Tensor) else _core.constant(x)
     return assemble(arrays, 0)
 
 

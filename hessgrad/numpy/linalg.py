@@ -20,6 +20,7 @@ from ..engine.tensor import Tensor as _Tensor, shape_of as _shape_of
 from ..ops import core as _core, decompositions as _dec, elementwise as _ew, \
     linalg as _la, reduction as _red
 from ..ops.shape import swapaxes as _swapaxes, transpose as _transpose
+from ._products import vecdot as _vecdot
 
 LinAlgError = _np.linalg.LinAlgError
 
@@ -41,6 +42,9 @@ def _arr(x):
 
 def _T(x):
     return _swapaxes(x, -1, -2)
+
+
+_H = _dec._H  # the conjugate transpose (the transpose of real input)
 
 
 def _is_symbolic(x):
@@ -235,15 +239,7 @@ def cholesky(a, /, *, upper=False):
     """Cholesky factor of a symmetric (Hermitian) positive definite matrix (or stack): lower
     ``L`` with ``a = L L^H``, or upper ``L^H`` when ``upper=True``."""
     lower = _dec.cholesky(_arr(a))
-    if not upper:
-        return lower
-    return _ew.conjugate(_T(lower)) if lower.dtype.kind == "c" else _T(lower)
-
-
-def _lower_from_upper(a):
-    """``a^H``, whose lower triangle holds the Hermitian matrix ``a``'s upper triangle
-    defines (``a^T`` would hold its conjugate: conjugated eigenvectors)."""
-    return _ew.conjugate(_T(a)) if a.dtype.kind == "c" else _T(a)
+    return _H(lower) if upper else lower
 
 
 def eigh(a, UPLO="L"):
@@ -258,7 +254,8 @@ def eigh(a, UPLO="L"):
     a = _arr(a)
     if UPLO not in ("L", "U"):
         raise ValueError(f"eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
-    w, v = _dec.eigh(_lower_from_upper(a) if UPLO == "U" else a)
+    # a^H's lower triangle is a's upper one (a^T's would be its conjugate)
+    w, v = _dec.eigh(_H(a) if UPLO == "U" else a)
     return EighResult(w, v)
 
 
@@ -267,7 +264,7 @@ def eigvalsh(a, UPLO="L"):
     a = _arr(a)
     if UPLO not in ("L", "U"):
         raise ValueError(f"eigvalsh: UPLO must be 'L' or 'U', got {UPLO!r}")
-    return _dec.eigvalsh(_lower_from_upper(a) if UPLO == "U" else a)
+    return _dec.eigvalsh(_H(a) if UPLO == "U" else a)
 
 
 def qr(a, mode="reduced"):
@@ -493,10 +490,7 @@ def matmul(x1, x2, /):
     return _la.matmul(_arr(x1), _arr(x2))
 
 
-def vecdot(x1, x2, /, *, axis=-1):
-    """numpy.linalg.vecdot: ``sum(conj(x1) * x2, axis)`` (numpy.vecdot)."""
-    from ._products import vecdot as _vecdot  # the package's products import this module
-    return _vecdot(x1, x2, axis=axis)
+vecdot = _vecdot  # numpy.linalg.vecdot is numpy.vecdot
 
 
 # --- tensor inverse and solve: the matrix ones on reshaped operands ------------------------

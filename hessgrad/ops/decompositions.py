@@ -100,6 +100,14 @@ def _real_part(x):
     return real(x) if dtype_of(x).kind == "c" else x
 
 
+def _real_diagonal(x):
+    """``x`` less the imaginary part of its diagonal (``x`` itself when real)."""
+    if dtype_of(x).kind != "c":
+        return x
+    d = _diag_part(x)
+    return x - _diag_embed(d - real(d))
+
+
 def _real_dtype(dt):
     """float64 for complex128 (the dtype of eigenvalues, singular values, log|det|)."""
     return np.empty(0, dtype=dt).real.dtype
@@ -464,10 +472,8 @@ def _qr_vjp(g, ans, a):
     gu = _add(*u_terms)
     n = shape_of(r)[-1]
     mask = _tri_mask(n, gu, -1)
-    gx = gu - gu * mask + _H(gu) * mask                    # gU - Omega^T(gU) ...
-    if dtype_of(gx).kind == "c":
-        d = _diag_part(gu)
-        gx = gx - _diag_embed(d - real(d))                 # ... and its i Im(diag) part
+    # gU - Omega^T(gU), the transpose of i Im(diag) included
+    gx = _real_diagonal(gu - gu * mask + _H(gu) * mask)
     b = matmul(_conj(q), gx) if gq is None else gq + matmul(_conj(q), gx)
     # b R^-T: solve R y^T = b^T
     return _T(solve_triangular(r, _T(b), lower=False))
@@ -480,10 +486,7 @@ def _qr_jvp(t, ans, a):
     x = matmul(_H(q), b)                                  # Q^H dA R^-1
     n = shape_of(r)[-1]
     low = x * _tri_mask(n, x, -1)
-    upper = x - low + _H(low)                             # X - Omega, upper triangular
-    if dtype_of(x).kind == "c":                           # R's diagonal stays real
-        d = _diag_part(x)
-        upper = upper - _diag_embed(d - real(d))
+    upper = _real_diagonal(x - low + _H(low))            # X - Omega: upper, real diagonal
     return (b - matmul(q, upper), matmul(upper, r))
 
 
