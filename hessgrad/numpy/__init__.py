@@ -14,6 +14,7 @@ from ._shapes import *  # noqa: F401,F403
 from ._constructors import *  # noqa: F401,F403
 from ._products import *  # noqa: F401,F403
 from ._extras import *  # noqa: F401,F403
+from ._polynomials import *  # noqa: F401,F403
 from ._indices import *  # noqa: F401,F403
 from . import linalg  # noqa: F401
 from . import _interop  # noqa: F401 - Tensor methods and the numpy dispatch protocols

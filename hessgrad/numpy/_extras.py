@@ -1,6 +1,6 @@
 """numpy functions that objectives reach for beyond the core families: NaN-ignoring statistics,
-numpy 2's cumulative_sum/prod, interpolation, convolution, covariance, polynomials, finite
-differences and integration, and the comparison and binning helpers.
+numpy 2's cumulative_sum/prod, interpolation, convolution, covariance, finite differences and
+integration, and the comparison and binning helpers (polynomials are in ``_polynomials``).
 
 Differentiable results differentiate to any order (rules are hessgrad ops) in eager mode and
 inside ``hessgrad.function``. Boolean and integer results (``isclose``, ``searchsorted``,
@@ -23,7 +23,6 @@ from ..engine.tensor import Tensor as _Tensor
 from ..ops import core as _core, elementwise as _ew, indexing as _ix, linalg as _la, \
     reduction as _red, shape as _sh, signal as _sig, sorting as _sorting
 from . import _reductions as _r
-from . import linalg as _linalg
 
 
 # --- helpers ------------------------------------------------------------------------------
@@ -674,102 +673,6 @@ def corrcoef(x, y=None, rowvar=True, bias=None, ddof=None, *, dtype=None):
     return _ew.clip(c, -1, 1)
 
 
-# --- polynomials --------------------------------------------------------------------------
-def polyval(p, x):
-    """The polynomial with coefficients ``p`` (highest power first) at ``x`` by Horner's
-    scheme, as numpy.polyval; differentiable in ``p`` and ``x``.
-
-    >>> import hessgrad as hg, hessgrad.numpy as hnp
-    >>> float(hnp.polyval([3.0, 0.0, 1.0], 2.0))
-    13.0
-    >>> float(hg.grad(lambda x: hnp.polyval([3.0, 0.0, 1.0], x))(2.0))
-    12.0
-    """
-    p, x = _array("polyval", p, "p"), _array("polyval", x, "x")
-    if len(p.shape) == 0:
-        raise TypeError("polyval: argument 'p' must be a sequence of coefficients, got a 0-d "
-                        "array")
-    y = _const(_np.zeros(x.shape, dtype=_dtype(x)))
-    for i in range(p.shape[0]):
-        y = y * x + (_core.getitem(p, index=i) if isinstance(p, _Tensor) else p[i])
-    return y
-
-
-def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
-    """Least-squares polynomial fit (numpy.polyfit): the coefficients, highest power first,
-    differentiable in ``y``, ``x`` and ``w`` (through ``hessgrad.numpy.linalg.lstsq`` of the
-    column-scaled Vandermonde matrix, as numpy solves it).
-
-    Args:
-        x: 1-D sample points; y: 1-D or 2-D (one fit per column) values.
-        deg: the degree; rcond: relative singular-value cutoff (default len(x) * eps).
-        full: also return (residuals, rank, singular values, rcond).
-        w: weights multiplying the residuals; cov: also return the coefficients' covariance
-            (True scales it by residuals / (len(x) - deg - 1), 'unscaled' does not).
-    Returns:
-        The coefficients (deg + 1,) or (deg + 1, k), and the extras asked for.
-    Raises:
-        ValueError: deg < 0 or too few points to scale the covariance. TypeError: shapes.
-
-    >>> import hessgrad.numpy as hnp
-    >>> hnp.polyfit([0.0, 1.0, 2.0], [1.0, 3.0, 5.0], 1).round(12).tolist()
-    [2.0, 1.0]
-    """
-    order = int(deg) + 1
-    x, y = _array("polyfit", x, "x"), _array("polyfit", y, "y")
-    if deg < 0:
-        raise ValueError(f"polyfit: expected deg >= 0, got {deg}")
-    if len(x.shape) != 1:
-        raise TypeError(f"polyfit: expected 1D vector for x, got shape {tuple(x.shape)}")
-    if x.shape[0] == 0:
-        raise TypeError("polyfit: expected non-empty vector for x")
-    if len(y.shape) not in (1, 2):
-        raise TypeError(f"polyfit: expected 1D or 2D array for y, got shape {tuple(y.shape)}")
-    if x.shape[0] != y.shape[0]:
-        raise TypeError(f"polyfit: expected x and y to have same length, got shapes "
-                        f"{tuple(x.shape)} and {tuple(y.shape)}")
-    x = _cast(x, _np.result_type(_dtype(x), _np.float64))
-    y = _cast(y, _np.result_type(_dtype(y), _np.float64))
-    if rcond is None:
-        rcond = x.shape[0] * _np.finfo(_dtype(x)).eps
-    lhs, rhs = _sh.vander(x, order, False), y
-    if w is not None:
-        w = _cast(_array("polyfit", w, "w"), _np.float64)
-        if len(w.shape) != 1:
-            raise TypeError(f"polyfit: expected a 1-d array for weights, got shape "
-                            f"{tuple(w.shape)}")
-        if w.shape[0] != y.shape[0]:
-            raise TypeError(f"polyfit: expected w and y to have the same length, got shapes "
-                            f"{tuple(w.shape)} and {tuple(y.shape)}")
-        wcol = _core.reshape(_as_tensor(w), shape=(-1, 1))
-        lhs = lhs * wcol
-        rhs = rhs * (wcol if len(y.shape) == 2 else w)
-    scale = _ew.sqrt(_red.sum(lhs * lhs, axis=0))
-    lhs = lhs / scale
-    c, resids, rank, s = _linalg.lstsq(lhs, _as_tensor(rhs), rcond)
-    c = c / (scale if len(c.shape) == 1 else _core.reshape(scale, shape=(-1, 1)))
-    if not _symbolic(rank) and int(_value(rank)) != order and not full:
-        warnings.warn("Polyfit may be poorly conditioned", _np.exceptions.RankWarning,
-                      stacklevel=2)
-    if full:
-        return c, resids, rank, s, rcond
-    if cov:
-        base = _linalg.inv(_la.matmul(_sh.transpose(lhs, axes=(1, 0)), lhs))
-        base = base / _la.outer(scale, scale)
-        if cov == "unscaled":
-            fac = 1.0
-        else:
-            if x.shape[0] <= order:
-                raise ValueError("polyfit: the number of data points must exceed order to "
-                                 f"scale the covariance matrix ({x.shape[0]} points, order "
-                                 f"{order})")
-            fac = resids / (x.shape[0] - order)
-        if len(y.shape) == 1:
-            return c, base * fac
-        return c, _core.reshape(base, shape=(order, order, 1)) * fac
-    return c
-
-
 # --- finite differences and integration ---------------------------------------------------
 def ediff1d(ary, to_end=None, to_begin=None):
     """Differences of consecutive elements of the flattened ``ary``, with optional values
@@ -1207,7 +1110,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
 
 __all__ = ["nanmax", "nanmin", "nanprod", "nanvar", "nanstd", "nancumsum", "nancumprod",
            "nanmedian", "nanquantile", "nanpercentile", "cumulative_sum", "cumulative_prod",
-           "interp", "convolve", "correlate", "cov", "corrcoef", "polyval", "polyfit",
+           "interp", "convolve", "correlate", "cov", "corrcoef",
            "ediff1d", "gradient", "trapezoid", "isclose", "allclose", "array_equal",
            "array_equiv", "isreal", "iscomplex", "isrealobj", "iscomplexobj", "nan_to_num",
            "searchsorted", "digitize", "bincount", "histogram", "unique"]

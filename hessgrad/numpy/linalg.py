@@ -1,13 +1,14 @@
 """``hessgrad.numpy.linalg``: numpy.linalg with derivatives (any order, stacked matrices where
 numpy stacks them).
 
-Derivative conventions (see ``hessgrad.ops.decompositions``): complex input follows JAX's;
+Derivative conventions (see ``hessgrad.ops.decompositions`` and ``hessgrad.ops.eig``): complex
+input follows JAX's;
 ``cholesky``, ``eigh`` and ``eigvalsh`` treat their input as symmetric or Hermitian
 (gradients are too); eigenvector and singular-vector derivatives need distinct eigenvalues /
 singular values (they are NaN or infinite at degenerate spectra, where the vectors are not
 unique), and complex ones only exist for phase-invariant functions of the vectors (``|V|^2``,
-``V V^H``, ``U Vh``); ``pinv`` and ``lstsq`` are
-differentiable where the rank is locally constant; ``det`` and ``slogdet`` need an invertible
+``V V^H``, ``U Vh``); ``eig``'s eigenvector derivatives keep LAPACK's normalisation (unit
+norm, largest entry real), as JAX's do; ``pinv`` and ``lstsq`` are differentiable where the rank is locally constant; ``det`` and ``slogdet`` need an invertible
 matrix for their derivatives.
 """
 
@@ -17,13 +18,14 @@ from collections import namedtuple as _namedtuple
 import numpy as _np
 
 from ..engine.tensor import Tensor as _Tensor, shape_of as _shape_of
-from ..ops import core as _core, decompositions as _dec, elementwise as _ew, \
+from ..ops import core as _core, decompositions as _dec, eig as _eig, elementwise as _ew, \
     linalg as _la, reduction as _red
 from ..ops.shape import swapaxes as _swapaxes, transpose as _transpose
 from ._products import vecdot as _vecdot
 
 LinAlgError = _np.linalg.LinAlgError
 
+EigResult = _namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
 EighResult = _namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 QRResult = _namedtuple("QRResult", ["Q", "R"])
 SVDResult = _namedtuple("SVDResult", ["U", "S", "Vh"])
@@ -257,6 +259,62 @@ def eigh(a, UPLO="L"):
     # a^H's lower triangle is a's upper one (a^T's would be its conjugate)
     w, v = _dec.eigh(_H(a) if UPLO == "U" else a)
     return EighResult(w, v)
+
+
+def _real_if_numpy_would(a, w, *rest):
+    """numpy's dtype rule for real ``a``: real results when every eigenvalue (of the whole
+    stack) has a zero imaginary part. It reads values, so it applies in eager mode only; a
+    traced result stays complex, as JAX's always is (a traced dtype cannot depend on data,
+    and only complex can hold every answer)."""
+    if _np.dtype(a.dtype).kind == "c" or _is_symbolic(w) or \
+            _np.any(_np.imag(_np.asarray(w.numpy())) != 0):
+        return (w,) + rest
+    return tuple(_ew.real(x) for x in (w,) + rest)
+
+
+def eig(a):
+    """Eigenvalues and right eigenvectors of a square matrix (or stack): ``EigResult(w, V)``
+    with ``a @ V[..., :, j] = w[..., j] * V[..., :, j]``, each column of unit norm with its
+    largest entry real (LAPACK's normalisation, as numpy gives it).
+
+    Dtypes are numpy's in eager mode: complex for complex ``a``, and for real ``a`` real when
+    every eigenvalue is real, complex otherwise. Inside ``hessgrad.function`` the values are
+    unknown while tracing, so the results are always complex (as in JAX).
+
+    Derivatives (any order, forward and reverse) follow JAX: ``dw = diag(V^-1 dA V)``;
+    eigenvector derivatives need distinct eigenvalues and differentiate the normalisation,
+    so only phase-invariant functions of ``V`` (``abs(V)**2``) have gauge-free derivatives.
+
+    Args:
+        a: a square matrix or a stack of them (..., n, n); integers are promoted to float64.
+    Returns:
+        ``EigResult(eigenvalues (..., n), eigenvectors (..., n, n))``.
+    Raises:
+        ValueError: ``a`` is not a stack of square matrices.
+        LinAlgError: the eigenvalue iteration did not converge (e.g. NaN or inf entries).
+
+    >>> import numpy as np, hessgrad as hg, hessgrad.numpy as hnp
+    >>> hnp.linalg.eig(np.array([[0.0, 1.0], [-1.0, 0.0]])).eigenvalues.numpy()
+    array([0.+1.j, 0.-1.j])
+    >>> hg.grad(lambda a: hnp.sum(hnp.linalg.eig(a)[0]))(np.diag([1.0, 2.0]))  # d trace
+    array([[1., 0.],
+           [0., 1.]])
+    """
+    a = _arr(a)
+    w, v = _eig.eig(a)
+    return EigResult(*_real_if_numpy_would(a, w, v))
+
+
+def eigvals(a):
+    """Eigenvalues of a square matrix (or stack), as ``eig(a).eigenvalues`` (same dtype rule:
+    numpy's in eager mode, always complex when traced); differentiable to any order.
+
+    >>> import numpy as np, hessgrad.numpy as hnp
+    >>> hnp.linalg.eigvals(np.array([[2.0, 1.0], [0.0, 3.0]])).numpy()
+    array([2., 3.])
+    """
+    a = _arr(a)
+    return _real_if_numpy_would(a, _eig.eigvals(a))[0]
 
 
 def eigvalsh(a, UPLO="L"):
@@ -577,8 +635,8 @@ def cond(x, p=None):
 
 
 __all__ = ["LinAlgError", "norm", "vector_norm", "matrix_norm", "inv", "pinv", "solve",
-           "lstsq", "det", "slogdet", "matrix_rank", "cholesky", "eigh", "eigvalsh", "qr",
-           "svd", "svdvals", "matrix_power", "multi_dot", "matrix_transpose", "trace",
+           "lstsq", "det", "slogdet", "matrix_rank", "cholesky", "eig", "eigvals", "eigh",
+           "eigvalsh", "qr", "svd", "svdvals", "matrix_power", "multi_dot", "matrix_transpose", "trace",
            "diagonal", "outer", "cross", "tensordot", "matmul", "vecdot", "tensorinv",
-           "tensorsolve", "cond", "EighResult", "QRResult",
+           "tensorsolve", "cond", "EigResult", "EighResult", "QRResult",
            "SVDResult", "SlogdetResult"]
