@@ -291,7 +291,7 @@ def eig(a):
         ``EigResult(eigenvalues (..., n), eigenvectors (..., n, n))``.
     Raises:
         ValueError: ``a`` is not a stack of square matrices.
-        LinAlgError: the eigenvalue iteration did not converge (e.g. NaN or inf entries).
+        LinAlgError: the eigenvalue computation failed (NaN or inf entries, no convergence).
 
     >>> import numpy as np, hessgrad as hg, hessgrad.numpy as hnp
     >>> hnp.linalg.eig(np.array([[0.0, 1.0], [-1.0, 0.0]])).eigenvalues.numpy()

@@ -52,7 +52,7 @@ def _shapes(name):
 
 def _eig_forward(a):
     _check_matrix("eig", "a", np.shape(a))
-    w, v = _guard("eig", "eigenvalues did not converge")(np.linalg.eig, a)
+    w, v = _guard("eig", "the eigenvalue computation failed")(np.linalg.eig, a)
     dt = complex_dtype(np.asarray(a).dtype)
     return w.astype(dt), v.astype(dt)
 
@@ -108,7 +108,7 @@ entry real) of a square ``a``, both complex: ``a @ V = V * w``."""
 def _eigvals_forward(a):
     _check_matrix("eigvals", "a", np.shape(a))
     # eig's values (not LAPACK's values-only path): the rules below pair them with eig's V
-    w = _guard("eigvals", "eigenvalues did not converge")(np.linalg.eig, a)[0]
+    w = _guard("eigvals", "the eigenvalue computation failed")(np.linalg.eig, a)[0]
     return w.astype(complex_dtype(np.asarray(a).dtype))
 
 
