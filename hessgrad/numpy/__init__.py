@@ -15,6 +15,13 @@ from ._constructors import *  # noqa: F401,F403
 from ._products import *  # noqa: F401,F403
 from ._extras import *  # noqa: F401,F403
 from ._polynomials import *  # noqa: F401,F403
+from ._floating_point import *  # noqa: F401,F403
+from ._selection import *  # noqa: F401,F403
+from ._array_manipulation import *  # noqa: F401,F403
+from ._functional import *  # noqa: F401,F403
+from ._updates import *  # noqa: F401,F403
+from ._special import *  # noqa: F401,F403
+from ._signal_processing import *  # noqa: F401,F403
 from ._indices import *  # noqa: F401,F403
 from . import linalg  # noqa: F401
 from . import _interop  # noqa: F401 - Tensor methods and the numpy dispatch protocols

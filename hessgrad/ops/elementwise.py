@@ -251,6 +251,14 @@ fmod = _binary_prim(
     vjp=[_u(lambda g, a, x, y: g), _v(lambda g, a, x, y: -g * _fmod_quotient(a, x, y))],
     jvp=[lambda t, a, x, y: t, lambda t, a, x, y: -t * _fmod_quotient(a, x, y)])
 
+# ldexp(x, n) = x * 2**n, exact (no overflowing 2**n is formed): linear in x; n is an integer.
+ldexp = _binary_prim(
+    "ldexp", np.ldexp,
+    vjp=[_u(lambda g, a, x, n: ldexp(g, n)), None], jvp=[lambda t, a, x, n: ldexp(t, n), None])
+frexp_exponent = primitive("frexp_exponent", lambda x: np.frexp(x)[1], nondiff=True)
+frexp_exponent.__doc__ = """The integer exponent ``e`` of ``x = m * 2**e`` with ``0.5 <= |m| <
+1`` (numpy.frexp's second result, a constant); the mantissa is ``ldexp(x, -e)``."""
+
 # --- exponentials and logarithms -----------------------------------------------------------
 exp = primitive("exp", np.exp, vjp=[lambda g, a, x: g * a], jvp=[lambda t, a, x: t * a])
 exp2 = _unary("exp2", np.exp2, lambda a, x: a * LN2)
@@ -541,6 +549,7 @@ __all__ = [
     # arithmetic
     "add", "subtract", "multiply", "divide", "true_divide", "negative", "positive", "power",
     "float_power", "square", "reciprocal", "cbrt", "floor_divide", "remainder", "mod", "fmod",
+    "ldexp", "frexp_exponent",
     # exponentials and logarithms
     "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt", "sigmoid", "logaddexp",
     "logaddexp2", "softplus",
