@@ -22,6 +22,10 @@ from ._functional import *  # noqa: F401,F403
 from ._updates import *  # noqa: F401,F403
 from ._special import *  # noqa: F401,F403
 from ._signal_processing import *  # noqa: F401,F403
+from ._integer_math import *  # noqa: F401,F403
+from ._sets import *  # noqa: F401,F403
+from ._type_helpers import *  # noqa: F401,F403
+from ._histograms import *  # noqa: F401,F403
 from ._indices import *  # noqa: F401,F403
 from . import linalg  # noqa: F401
 from . import _interop  # noqa: F401 - Tensor methods and the numpy dispatch protocols

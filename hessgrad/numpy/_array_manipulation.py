@@ -1,5 +1,5 @@
-"""Rearranging and selecting: ``matrix_transpose``, ``unstack``, ``rollaxis``, ``resize``,
-``compress``, ``extract``, ``trim_zeros``. All are gathers or reshapes, so they differentiate
+"""Rearranging, assembling and selecting: ``matrix_transpose``, ``unstack``, ``rollaxis``,
+``resize``, ``bmat``, ``compress``, ``extract``, ``trim_zeros``. All are gathers or reshapes, so they differentiate
 (to any order) in the array they read.
 
 ``compress``, ``extract`` and ``trim_zeros`` produce a length that depends on values (of the
@@ -8,11 +8,13 @@ tensor), and the functions say so while tracing; the array they select from may 
 """
 
 import operator
+import sys
 
 import numpy as _np
 from numpy.lib.array_utils import normalize_axis_index as _normalize_axis_index, \
     normalize_axis_tuple as _normalize_axis_tuple
 
+from ..engine.tensor import Tensor as _Tensor
 from ..ops import core as _core, shape as _sh
 from ._extras import _array, _as_tensor, _concrete
 
@@ -113,6 +115,61 @@ def resize(a, new_shape):
     return _core.reshape(picked, shape=shape)
 
 
+def _as_matrix(x):
+    """numpy.matrix's shape rule: 0-d and 1-D become rows, more than 2-D is refused."""
+    nd = len(x.shape)
+    if nd > 2:
+        raise ValueError(f"bmat: matrix must be 2-dimensional, got shape {tuple(x.shape)}")
+    return x if nd == 2 else _core.reshape(x, shape=(1, -1))
+
+
+def _named_blocks(text, ldict, gdict):
+    """numpy's string form ``"A, B; C, D"``: rows split by ';', blocks by ',' or spaces."""
+    rows = []
+    for row in text.split(";"):
+        names = [name for part in row.split(",") for name in part.split()]
+        blocks = []
+        for name in names:
+            if name in ldict:
+                blocks.append(ldict[name])
+            elif name in gdict:
+                blocks.append(gdict[name])
+            else:
+                raise NameError(f"bmat: name {name!r} is not defined")
+        rows.append(_sh.join(blocks, -1, "bmat"))
+    return _sh.join(rows, 0, "bmat")
+
+
+def bmat(obj, ldict=None, gdict=None):
+    """A 2-D array assembled from blocks (numpy.bmat): nested lists ``[[A, B], [C, D]]``
+    (each row joined along the last axis, the rows along the first), a list of arrays (one
+    row), an array, or a string ``"A, B; C, D"`` naming arrays in ``ldict``/``gdict`` or the
+    caller's scope. Differentiable in every block. hessgrad has no ``matrix`` class: the
+    result is a 2-D tensor (``*`` is elementwise on it, as on arrays).
+
+    Raises:
+        NameError: a name in the string is not defined. ValueError: blocks that do not fit.
+
+    >>> import hessgrad.numpy as hnp, numpy as np
+    >>> A = np.eye(2)
+    >>> hnp.bmat([[A, np.zeros((2, 1))], [np.ones((1, 2)), 5.0 * np.ones((1, 1))]]).tolist()
+    [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [1.0, 1.0, 5.0]]
+    >>> hnp.bmat("A A").shape
+    (2, 4)
+    """
+    if isinstance(obj, str):
+        if gdict is None:
+            frame = sys._getframe(1)
+            gdict, ldict = frame.f_globals, frame.f_locals
+        return _as_matrix(_named_blocks(obj, ldict or {}, gdict))
+    if isinstance(obj, (tuple, list)):
+        if any(isinstance(row, (_np.ndarray, _Tensor)) for row in obj):
+            return _as_matrix(_sh.join(list(obj), -1, "bmat"))
+        rows = [_sh.join(list(row), -1, "bmat") for row in obj]
+        return _as_matrix(_sh.join(rows, 0, "bmat"))
+    return _as_matrix(_as_tensor(_array("bmat", obj, "obj")))
+
+
 def _positions(fname, condition, what):
     """The indices of the true entries of a concrete 1-D ``condition``."""
     cond = _np.asarray(_concrete(fname, _array(fname, condition, what), what,
@@ -204,5 +261,5 @@ def trim_zeros(filt, trim="fb", axis=None):
     return _core.getitem(arr, index=index)
 
 
-__all__ = ["matrix_transpose", "unstack", "rollaxis", "resize", "compress", "extract",
+__all__ = ["matrix_transpose", "unstack", "rollaxis", "resize", "bmat", "compress", "extract",
            "trim_zeros"]

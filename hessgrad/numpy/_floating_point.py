@@ -1,9 +1,12 @@
-"""Floating-point decomposition ufuncs: ``ldexp``, ``frexp``, ``modf``.
+"""Floating-point ufuncs: the decompositions ``ldexp``, ``frexp``, ``modf`` and the neighbours
+``spacing``, ``nextafter``.
 
 ``ldexp(x, n) = x * 2**n`` is exact (no overflowing ``2**n`` is formed) and linear in ``x``;
 ``frexp`` splits ``x = m * 2**e`` (``m`` differentiable, ``e`` an integer constant); ``modf``
 splits ``x`` into fractional and integral parts (derivatives 1 and 0), with numpy's signed
-zeros and infinities.
+zeros and infinities. ``spacing(x)`` (the gap to the next float away from zero) is piecewise
+constant (derivative 0); ``nextafter(x1, x2)`` moves ``x1`` by such a gap (derivative 1 in
+``x1``, 0 in ``x2``).
 """
 
 import numpy as _np
@@ -98,7 +101,23 @@ def modf(x, out=(None, None), *, where=True, dtype=None, casting="same_kind", **
     return frac, whole
 
 
+def _spacing(x):
+    _check_real("spacing", x)
+    return _ew.spacing(x)
+
+
+def _nextafter(x1, x2):
+    _check_real("nextafter", x1, "x1")
+    _check_real("nextafter", x2, "x2")
+    return _ew.nextafter(x1, x2)
+
+
+spacing = _ufunc("spacing", _spacing, 1, "The gap from x to the next float away from zero",
+                 ("spacing([1.0, -4.0])", "[2.220446049250313e-16, -8.881784197001252e-16]"))
+nextafter = _ufunc("nextafter", _nextafter, 2, "The float after x1 towards x2",
+                   ("nextafter([1.0, 1.0], [2.0, 0.0])", "[1.0000000000000002, 0.9999999999999999]"))
+
 frexp.nin, frexp.nout = 1, 2
 modf.nin, modf.nout = 1, 2
 
-__all__ = ["ldexp", "frexp", "modf"]
+__all__ = ["ldexp", "frexp", "modf", "spacing", "nextafter"]

@@ -1,5 +1,5 @@
-"""Selection by order: ``partition`` / ``argpartition`` and the NaN-ignoring ``nanargmax`` /
-``nanargmin``.
+"""Selection and sorting by order: ``partition`` / ``argpartition``, the NaN-ignoring
+``nanargmax`` / ``nanargmin``, ``lexsort`` and ``sort_complex``.
 
 numpy leaves the order within each side of a partition unspecified; here both sides come out
 sorted (the whole axis is sorted, one of the arrangements numpy allows), so ``partition`` is
@@ -11,9 +11,9 @@ import operator
 
 import numpy as _np
 
-from ..ops import core as _core, elementwise as _ew
+from ..ops import core as _core, elementwise as _ew, shape as _sh, sorting as _sorting
 from . import _reductions as _r
-from ._extras import _array, _is_float, _symbolic, _value
+from ._extras import _array, _has_tensor, _is_float, _symbolic, _value
 
 
 def _kths(fname, kth, n):
@@ -126,4 +126,54 @@ nanargmin.__doc__ = """Index of the smallest value along ``axis`` ignoring NaNs;
     2
     """
 
-__all__ = ["partition", "argpartition", "nanargmax", "nanargmin"]
+def lexsort(keys, axis=-1):
+    """Indices that sort by the last key, ties broken by the one before, and so on
+    (numpy.lexsort); ``keys`` is a sequence of equal-shaped arrays or an array whose first
+    axis runs over the keys. An integer constant; traces.
+
+    Raises:
+        ValueError: keys of different shapes.
+
+    >>> import hessgrad.numpy as hnp
+    >>> hnp.lexsort(([1, 0, 1, 0], [2.0, 2.0, 1.0, 1.0])).tolist()
+    [3, 2, 1, 0]
+    """
+    if isinstance(keys, (list, tuple)):
+        if not keys:
+            raise TypeError("lexsort: need sequence of keys with len > 0")
+        if _has_tensor(keys):
+            keys = _sh.stack_arrays(keys, 0, "lexsort")
+        else:
+            keys = [_np.asarray(k) for k in keys]
+            shapes = {k.shape for k in keys}
+            if len(shapes) > 1:
+                raise ValueError(f"lexsort: all keys need to be the same shape, got "
+                                 f"{sorted(shapes)}")
+            return _core.constant(_np.lexsort(keys, axis=axis))
+    keys = _array("lexsort", keys, "keys")
+    if len(keys.shape) == 0:
+        raise TypeError("lexsort: need sequence of keys with len > 0 (argument 'keys' is 0-d)")
+    if len(keys.shape) > 1:
+        _r._one_axis("lexsort", _core.getitem(keys, index=0), axis)
+    return _sorting.lexsort(keys, axis=axis)
+
+
+def sort_complex(a):
+    """``a`` sorted along its last axis by real part, then imaginary part, as complex
+    (numpy.sort_complex: complex64 for small integers, complex128 otherwise); differentiable
+    like ``sort``.
+
+    >>> import hessgrad.numpy as hnp
+    >>> hnp.sort_complex([3.0, 1.0, 2.0]).tolist()
+    [(1+0j), (2+0j), (3+0j)]
+    """
+    a = _array("sort_complex", a)
+    b = _r.sort(a)
+    dtype = _np.dtype(b.dtype)
+    if dtype.kind == "c":
+        return b
+    target = {"b": "F", "h": "F", "B": "F", "H": "F", "g": "G"}.get(dtype.char, "D")
+    return _core.cast(b, dtype=_np.dtype(target))
+
+
+__all__ = ["partition", "argpartition", "nanargmax", "nanargmin", "lexsort", "sort_complex"]

@@ -259,6 +259,13 @@ frexp_exponent = primitive("frexp_exponent", lambda x: np.frexp(x)[1], nondiff=T
 frexp_exponent.__doc__ = """The integer exponent ``e`` of ``x = m * 2**e`` with ``0.5 <= |m| <
 1`` (numpy.frexp's second result, a constant); the mantissa is ``ldexp(x, -e)``."""
 
+# spacing(x) (the gap to the next float) is piecewise constant; nextafter(x, y) is x plus a
+# piecewise constant step, so its derivative is 1 in x and 0 in y.
+spacing = _piecewise_constant("spacing", np.spacing)
+nextafter = _binary_prim(
+    "nextafter", np.nextafter, vjp=[_u(lambda g, a, x, y: g), _zero_vjp_second],
+    jvp=[lambda t, a, x, y: broadcast_to(t, shape=shape_of(a)), _zero_jvp])
+
 # --- exponentials and logarithms -----------------------------------------------------------
 exp = primitive("exp", np.exp, vjp=[lambda g, a, x: g * a], jvp=[lambda t, a, x: t * a])
 exp2 = _unary("exp2", np.exp2, lambda a, x: a * LN2)
@@ -549,7 +556,7 @@ __all__ = [
     # arithmetic
     "add", "subtract", "multiply", "divide", "true_divide", "negative", "positive", "power",
     "float_power", "square", "reciprocal", "cbrt", "floor_divide", "remainder", "mod", "fmod",
-    "ldexp", "frexp_exponent",
+    "ldexp", "frexp_exponent", "spacing", "nextafter",
     # exponentials and logarithms
     "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt", "sigmoid", "logaddexp",
     "logaddexp2", "softplus",

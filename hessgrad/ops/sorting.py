@@ -27,6 +27,9 @@ def _inverse_permutation(perm, axis):
 argsort = primitive("argsort", lambda x, axis=-1, kind=None, stable=None:
                     np.argsort(x, axis=axis, kind=kind, stable=stable), nondiff=True)
 inverse_permutation = primitive("inverse_permutation", _inverse_permutation, nondiff=True)
+lexsort = primitive("lexsort", lambda keys, axis=-1: np.lexsort(keys, axis=axis), nondiff=True)
+lexsort.__doc__ = """Indices sorting by the last key of ``keys`` (stacked along the first axis),
+ties broken by the previous keys (numpy.lexsort; a constant)."""
 inverse_permutation.__doc__ = """``inv`` with ``take_along_axis(perm, inv) == arange``
 along ``axis`` (a constant)."""
 
