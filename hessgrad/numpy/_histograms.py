@@ -32,9 +32,18 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 - n
     >>> hnp.histogram_bin_edges([0.0, 1.0, 4.0], bins=2).tolist()
     [0.0, 2.0, 4.0]
     """
-    return _const(_np.histogram_bin_edges(
-        _values("histogram_bin_edges", a, "a"), _values("histogram_bin_edges", bins, "bins"),
-        range, _values("histogram_bin_edges", weights, "weights")))
+    return _const(_numpy(
+        "histogram_bin_edges", _np.histogram_bin_edges, _values("histogram_bin_edges", a, "a"),
+        _values("histogram_bin_edges", bins, "bins"), range,
+        _values("histogram_bin_edges", weights, "weights")))
+
+
+def _numpy(fname, fn, *args):
+    """Run numpy's ``fn``, naming ``fname`` in its errors about bins, ranges and shapes."""
+    try:
+        return fn(*args)
+    except ValueError as exc:
+        raise ValueError(f"{fname}: {exc}") from None
 
 
 def _as_samples(sample):
@@ -56,17 +65,18 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):  # noq
         ValueError: weights of the wrong length, and numpy's bin and range errors.
 
     >>> import hessgrad.numpy as hnp
-    >>> hist, edges = hnp.histogramdd([[0.1, 0.2], [0.6, 0.9], [0.7, 0.1]], bins=2,
-    ...                               range=[(0, 1), (0, 1)])
+    >>> sample = np.array([[0.1, 0.2], [0.6, 0.9], [0.7, 0.1]])  # 3 points in 2-D
+    >>> hist, edges = hnp.histogramdd(sample, bins=2, range=[(0, 1), (0, 1)])
     >>> hist.tolist()
     [[1.0, 0.0], [1.0, 1.0]]
     """
     samples = _values("histogramdd", sample, "sample")
     bins = _values("histogramdd", bins, "bins")
     if not _has_tensor(weights):
-        hist, edges = _np.histogramdd(samples, bins, range, density, weights)
+        hist, edges = _numpy("histogramdd", _np.histogramdd, samples, bins, range, density,
+                             weights)
         return _const(hist), [_const(e) for e in edges]
-    _, edges = _np.histogramdd(samples, bins, range)
+    _, edges = _numpy("histogramdd", _np.histogramdd, samples, bins, range)
     samples = _as_samples(samples)
     n, d = samples.shape
     w = _array("histogramdd", weights, "weights")

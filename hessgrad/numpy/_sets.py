@@ -4,9 +4,9 @@
 ``isin`` has a static shape: it traces (a comparison of every element with every test
 element) and is a boolean constant. The others return as many values as the data holds, so
 their inputs must be concrete (numpy arrays or eager tensors; they say so while tracing).
-Their values are differentiable, as in jax.numpy: each output value takes the gradient of the
-input element it was read from, the first occurrence (for ``intersect1d``, the one in
-``ar1``); indices, inverses and counts are constants.
+Their values are differentiable, as jax.numpy's are on its traceable ``size=`` path: each
+output value takes the gradient of the input element it was read from, the first occurrence
+(for ``intersect1d``, the one in ``ar1``); indices, inverses and counts are constants.
 """
 
 from collections import namedtuple as _namedtuple

@@ -64,7 +64,7 @@ def real_if_close(a, tol=100):
         TypeError: symbolic complex ``a``.
 
     >>> import hessgrad.numpy as hnp
-    >>> hnp.real_if_close([2.1 + 4e-14j, 5.2 + 3e-15j]).tolist()
+    >>> hnp.real_if_close([2.1 + 4e-14j, 5.2 + 3e-15j], tol=1000).tolist()
     [2.1, 5.2]
     """
     a = _array("real_if_close", a)
