@@ -1,6 +1,6 @@
 """Rearranging, assembling and selecting: ``matrix_transpose``, ``unstack``, ``rollaxis``,
-``resize``, ``bmat``, ``compress``, ``extract``, ``trim_zeros``. All are gathers or reshapes, so they differentiate
-(to any order) in the array they read.
+``resize``, ``bmat``, ``compress``, ``extract``, ``trim_zeros``. All are gathers, joins or
+reshapes, so they differentiate (to any order) in the arrays they read.
 
 ``compress``, ``extract`` and ``trim_zeros`` produce a length that depends on values (of the
 condition, or of the zeros to trim): those values must be concrete (a numpy array or an eager

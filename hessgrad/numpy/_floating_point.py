@@ -115,7 +115,8 @@ def _nextafter(x1, x2):
 spacing = _ufunc("spacing", _spacing, 1, "The gap from x to the next float away from zero",
                  ("spacing([1.0, -4.0])", "[2.220446049250313e-16, -8.881784197001252e-16]"))
 nextafter = _ufunc("nextafter", _nextafter, 2, "The float after x1 towards x2",
-                   ("nextafter([1.0, 1.0], [2.0, 0.0])", "[1.0000000000000002, 0.9999999999999999]"))
+                   ("nextafter([1.0, 1.0], [2.0, 0.0])",
+                    "[1.0000000000000002, 0.9999999999999999]"))
 
 frexp.nin, frexp.nout = 1, 2
 modf.nin, modf.nout = 1, 2

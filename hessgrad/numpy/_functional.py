@@ -113,7 +113,8 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
         ValueError: an iteration dimension is 0, or the results' shapes differ.
 
     >>> import hessgrad.numpy as hnp
-    >>> hnp.apply_along_axis(lambda v: v[0] + v[-1], 1, hnp.array([[1.0, 2.0], [3.0, 5.0]])).tolist()
+    >>> a = hnp.array([[1.0, 2.0], [3.0, 5.0]])
+    >>> hnp.apply_along_axis(lambda v: v[0] + v[-1], 1, a).tolist()
     [3.0, 8.0]
     """
     arr = _as_tensor(_array("apply_along_axis", arr, "arr"))

@@ -6,8 +6,6 @@ a tensor ``beta``. ``unwrap`` adds multiples of the period that are piecewise co
 phases, so its derivative is the identity.
 """
 
-import operator
-
 import numpy as _np
 
 from ..engine.tensor import Tensor as _Tensor

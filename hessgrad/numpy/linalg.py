@@ -2,13 +2,13 @@
 numpy stacks them).
 
 Derivative conventions (see ``hessgrad.ops.decompositions`` and ``hessgrad.ops.eig``): complex
-input follows JAX's;
-``cholesky``, ``eigh`` and ``eigvalsh`` treat their input as symmetric or Hermitian
-(gradients are too); eigenvector and singular-vector derivatives need distinct eigenvalues /
-singular values (they are NaN or infinite at degenerate spectra, where the vectors are not
-unique), and complex ones only exist for phase-invariant functions of the vectors (``|V|^2``,
-``V V^H``, ``U Vh``); ``eig``'s eigenvector derivatives keep LAPACK's normalisation (unit
-norm, largest entry real), as JAX's do; ``pinv`` and ``lstsq`` are differentiable where the rank is locally constant; ``det`` and ``slogdet`` need an invertible
+input follows JAX's; ``cholesky``, ``eigh`` and ``eigvalsh`` treat their input as symmetric or
+Hermitian (gradients are too); eigenvector and singular-vector derivatives need distinct
+eigenvalues / singular values (they are NaN or infinite at degenerate spectra, where the
+vectors are not unique), and complex ones only exist for phase-invariant functions of the
+vectors (``|V|^2``, ``V V^H``, ``U Vh``); ``eig``'s eigenvector derivatives keep LAPACK's
+normalisation (unit norm, largest entry real), as JAX's do; ``pinv`` and ``lstsq`` are
+differentiable where the rank is locally constant; ``det`` and ``slogdet`` need an invertible
 matrix for their derivatives.
 """
 
@@ -636,7 +636,8 @@ def cond(x, p=None):
 
 __all__ = ["LinAlgError", "norm", "vector_norm", "matrix_norm", "inv", "pinv", "solve",
            "lstsq", "det", "slogdet", "matrix_rank", "cholesky", "eig", "eigvals", "eigh",
-           "eigvalsh", "qr", "svd", "svdvals", "matrix_power", "multi_dot", "matrix_transpose", "trace",
+           "eigvalsh", "qr", "svd", "svdvals", "matrix_power", "multi_dot", "matrix_transpose",
+           "trace",
            "diagonal", "outer", "cross", "tensordot", "matmul", "vecdot", "tensorinv",
            "tensorsolve", "cond", "EigResult", "EighResult", "QRResult",
            "SVDResult", "SlogdetResult"]
