@@ -39,8 +39,11 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
     e = _array("isin", element, "element")
     t = _array("isin", test_elements, "test_elements")
     if not (_symbolic(e) or _symbolic(t)):
-        return _const(_np.isin(_value(e), _value(t), assume_unique=assume_unique,
-                               invert=invert, kind=kind))
+        try:
+            return _const(_np.isin(_value(e), _value(t), assume_unique=assume_unique,
+                                   invert=invert, kind=kind))
+        except ValueError as exc:  # numpy's 'table' refusals, named
+            raise ValueError(f"isin: {exc}") from None
     if kind == "table" and not (_np.dtype(e.dtype).kind in "biu" and
                                 _np.dtype(t.dtype).kind in "biu"):
         raise ValueError("isin: The 'table' method is only supported for boolean or integer "

@@ -298,6 +298,7 @@ def test_data_dependent_results_say_so_when_traced():
 @pytest.mark.parametrize("call,exc,match", [
     (lambda: hnp.isin([1], [1], kind="hash"), ValueError, "isin: Invalid kind"),
     (lambda: hg.function(lambda e: hnp.isin(e, [1.0], kind="table"))(randn(2)), ValueError, "isin: The 'table' method"),
+    (lambda: hnp.isin(randn(2), [1.0], kind="table"), ValueError, "isin: The 'table' method"),
     (lambda: hnp.gcd(np.ones(2), 2), TypeError, "gcd: input 0 must be integer or boolean"),
     (lambda: hnp.bitwise_and(1, np.ones(2)), TypeError, "bitwise_and: input 1 must be integer"),
     (lambda: hnp.left_shift(np.arange(2), np.arange(3)), ValueError, "left_shift: operands cannot be broadcast"),
