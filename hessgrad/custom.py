@@ -8,7 +8,7 @@ from .engine.graph import PASS_THROUGH
 from .engine.forward import ForwardAccumulator
 from .engine.nest import flatten, pack_as
 from .engine.registry import Primitive
-from .engine.state import STATE, Recorder
+from .engine.state import THREAD, Recorder
 from .engine.tape import GradientTape
 from .engine.tensor import Tensor, Variable
 from .ops.core import stop_gradient  # noqa: F401 - part of this module's public family
@@ -33,11 +33,12 @@ class _Recorders:
         self.recorders = recorders
 
     def __enter__(self):
-        self.saved = STATE.recorders, STATE.limit
-        STATE.recorders, STATE.limit = self.recorders, None
+        self.state = state = THREAD.state
+        self.saved = state.recorders, state.limit
+        state.recorders, state.limit = self.recorders, None
 
     def __exit__(self, *exc):
-        STATE.recorders, STATE.limit = self.saved
+        self.state.recorders, self.state.limit = self.saved
 
 
 # Inputs of a custom_gradient node: the function's tensor arguments, the variables it read
@@ -174,8 +175,8 @@ def recompute_grad(f):
         def tangents_fn(primals, tangents):
             """Forward mode: recompute ``f`` under an accumulator of the inputs' tangents,
             observed by the recorders outside the one asking (so it nests)."""
-            limit = STATE.limit
-            outside = STATE.recorders[:limit] if limit is not None else STATE.recorders
+            state = THREAD.state
+            outside = state.recorders if state.limit is None else state.recorders[:state.limit]
             watched = [(p, t) for p, t in zip(primals, tangents) if t is not None]
             with _Recorders(list(outside)):
                 with ForwardAccumulator([p for p, _ in watched],

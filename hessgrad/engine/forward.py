@@ -4,7 +4,7 @@ from .backprop import UnconnectedGradients, check_unconnected
 from .dispatch import bind
 from .nest import flatten, pack_as
 from .registry import get
-from .state import STATE, Recorder
+from .state import THREAD, Recorder
 from .tensor import Tensor, dtype_of, is_differentiable_dtype, shape_of
 
 
@@ -69,12 +69,13 @@ class ForwardAccumulator(Recorder):
                 arg_tangents[k] = entry[1]
         if arg_tangents is None:
             return node
-        saved = STATE.limit  # paused_from(level), inlined: this runs for every observed op
-        STATE.limit = level if saved is None else min(saved, level)
+        state = THREAD.state
+        saved = state.limit  # paused_from(level), inlined: this runs for every observed op
+        state.limit = level if saved is None else min(saved, level)
         try:
             out_tangents = push_tangents(prim, args, params, outs, arg_tangents)
         finally:
-            STATE.limit = saved
+            state.limit = saved
         for o, t in zip(outs, out_tangents):
             if t is not None and o._dtype_kind() in "fc":
                 tangents[id(o)] = (o, t)

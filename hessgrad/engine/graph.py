@@ -5,7 +5,7 @@ import numpy as np
 from .dispatch import READ, bind
 from .node import Node
 from .registry import Primitive, get
-from .state import STATE
+from .state import THREAD
 from .tensor import Tensor, Variable, owned, shapes_compatible
 
 
@@ -135,11 +135,11 @@ class Graph:
         cast primitive) so that recorders see it; a new one while any recorder is active, as a
         recorder that began after the first could not differentiate through it."""
         key = (id(a), dtype)
-        if not STATE.recorders and key in self._weak_casts:
+        if not THREAD.state.recorders and key in self._weak_casts:
             return self._weak_casts[key]
         with self.as_default():
             out = bind(get("cast"), (a,), {"dtype": dtype})
-        if not STATE.recorders:
+        if not THREAD.state.recorders:
             self._weak_casts[key] = out
         return out
 
@@ -211,11 +211,11 @@ class _DefaultGraph:
         self.graph = graph
 
     def __enter__(self):
-        STATE.graphs.append(self.graph)
+        THREAD.state.graphs.append(self.graph)
         return self.graph
 
     def __exit__(self, *exc):
-        STATE.graphs.pop()
+        THREAD.state.graphs.pop()
 
 
 def is_weak(x):
@@ -248,7 +248,8 @@ def python_operator(apply, operands, arithmetic=True):
 
 def get_default_graph():
     """The graph ops are currently added to, or None in eager mode."""
-    return STATE.graphs[-1] if STATE.graphs else None
+    graphs = THREAD.state.graphs
+    return graphs[-1] if graphs else None
 
 
 def placeholder(dtype, shape=None, name=None):

@@ -5,7 +5,7 @@ from .backprop import UnconnectedGradients, backprop, check_seeds, check_unconne
 from .dispatch import READ, bind
 from .nest import flatten, pack_as
 from .registry import get
-from .state import STATE, Recorder, paused_from
+from .state import THREAD, Recorder, paused_from
 from .tensor import Tensor, Variable, is_differentiable_dtype
 
 
@@ -158,7 +158,7 @@ class GradientTape(Recorder):
                     for s in sources]
         self._used = True
         was_paused, self.paused = self.paused, True
-        recorders = STATE.recorders
+        recorders = THREAD.state.recorders
         # Innermost recorder: hide it (and nothing else) so that ops of the backward pass skip
         # the recorders entirely unless an outer one is active.
         innermost = bool(recorders) and recorders[-1] is self
