@@ -67,11 +67,17 @@ def _check_index(idx, rows, what, dynamic=False):
     idx = np.asarray(idx)
     if idx.dtype.kind not in "iu":
         raise TypeError(f"{what}: index must be an integer, got dtype {idx.dtype}")
+    if idx.ndim == 0:  # a loop's common case, without reductions
+        # A Python int: numpy's basic indexing, far faster than a 0-d index array.
+        i = int(idx)
+        if i < 0 or not dynamic and i >= rows:
+            raise IndexError(f"{what}: index {i} is out of range for a TensorArray of size "
+                             f"{rows}")
+        return i
     if idx.size and (idx.min() < 0 or (not dynamic and idx.max() >= rows)):
         raise IndexError(f"{what}: index {idx.tolist()} is out of range for a TensorArray "
                          f"of size {rows}")
-    # A Python int for a scalar: numpy's basic indexing, far faster than a 0-d index array.
-    return int(idx) if idx.ndim == 0 else idx
+    return idx
 
 
 def _ta_buffer(shape, dtype):
@@ -90,7 +96,7 @@ def _ta_write(buf, idx, value, dynamic=False):
     if value.shape != expected:
         raise ValueError(f"TensorArray.write: value of shape {value.shape} does not match the "
                          f"element shape {buf.shape[1:]} (index shape {np.shape(idx)})")
-    needed = int(np.max(idx)) + 1 if np.size(idx) else 0
+    needed = idx + 1 if type(idx) is int else int(np.max(idx)) + 1 if idx.size else 0
     if needed > _rows(buf):  # only when dynamic: grow geometrically (amortised O(1) writes)
         grown = np.zeros((max(needed, 2 * _rows(buf)),) + buf.shape[1:], buf.dtype)
         grown[:_rows(buf)] = buf
