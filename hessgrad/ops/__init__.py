@@ -1,7 +1,7 @@
 """Primitives by family. Importing this package registers every op and Tensor's operators."""
 
-from . import (core, decompositions, elementwise, linalg, overloads, reduction, shape,  # noqa: F401
-               signal, sorting)
+from . import (core, decompositions, elementwise, fft, linalg, overloads, reduction,  # noqa: F401
+               shape, signal, sorting)
 from . import batching  # noqa: E402,F401 - after every family: it annotates their primitives
 
 from ..engine.registry import PRIMITIVES  # noqa: E402
