@@ -47,9 +47,25 @@ def _array(name, a, out):
     _reject_out(f"fft.{name}", out)
     a = _sh.as_array(a, _where(name))
     shape = _shape_of(a)
-    if shape is None or None in shape:
-        raise ValueError(f"{_where(name)}: the shape of a must be known, got {shape}")
+    if shape is None:
+        raise ValueError(f"{_where(name)}: the rank of a must be known, got shape {shape}")
     return a, tuple(shape)
+
+
+def _length(name, shape, ax):
+    """The length of axis ``ax`` of a (in a graph, known when the transform needs it)."""
+    if shape[ax] is None:
+        raise ValueError(f"{_where(name)}: the length of axis {ax} of a (shape {shape}) must "
+                         "be known to transform it")
+    return shape[ax]
+
+
+def _fit(name, a, shape, ax, n):
+    """``a`` truncated or zero-padded to ``n`` along ``ax`` (numpy.fft's ``n`` and ``s``)."""
+    if n != shape[ax] and None in shape:
+        raise ValueError(f"{_where(name)}: the shape of a ({shape}) must be known to pad or "
+                         f"truncate axis {ax} to length {n}")
+    return _ops.resize(a, ax, n)
 
 
 def _norm(name, norm):
@@ -60,7 +76,7 @@ def _norm(name, norm):
                          f'"backward", "ortho" or "forward"') from None
 
 
-def _axis(name, axis, shape, arg="axis"):
+def _axis(name, axis, shape, arg="axis", array="a"):
     try:
         index = _operator.index(axis)
     except TypeError:
@@ -68,7 +84,7 @@ def _axis(name, axis, shape, arg="axis"):
     if not -len(shape) <= index < len(shape):
         # an AxisError is both the IndexError numpy.fft raises here and a ValueError
         raise _np.exceptions.AxisError(
-            f"{_where(name)}: {arg} {index} is out of bounds for a of shape {shape} "
+            f"{_where(name)}: {arg} {index} is out of bounds for {array} of shape {shape} "
             f"(dimension {len(shape)})")
     return index % len(shape)
 
@@ -85,10 +101,12 @@ def _points(name, n, shape, axis, arg="n"):
     return n
 
 
-def _axes_list(name, axes):
+def _axes_list(name, axes, shape):
     try:
         return list(axes)
     except TypeError:
+        if isinstance(axes, (int, _np.integer)):
+            _axis(name, axes, shape, "axes")  # numpy reads shape[axes] first
         raise TypeError(f"{_where(name)}: axes must be a sequence of integers, got "
                         f"{axes!r}") from None
 
@@ -97,16 +115,16 @@ def _cook_nd_args(name, shape, s, axes, invreal=False):
     """numpy's ``s`` and ``axes`` of an n-D transform: lengths (None: the 1-D default) and
     normalized axes, in numpy's order, with numpy's deprecation warnings."""
     shapeless = s is None
-    if axes is not None:
-        axes = [_axis(name, ax, shape, "axes entry") for ax in _axes_list(name, axes)]
-    if shapeless:
-        s = list(shape) if axes is None else [shape[ax] for ax in axes]
-    else:
+    if not shapeless:
         try:
             s = list(s)
         except TypeError:
             raise TypeError(f"{_where(name)}: s must be a sequence of integers, got "
                             f"{s!r}") from None
+    if axes is not None:
+        axes = [_axis(name, ax, shape, "axes entry") for ax in _axes_list(name, axes, shape)]
+    if shapeless:
+        s = [_length(name, shape, ax) for ax in (range(len(shape)) if axes is None else axes)]
     if axes is None:
         if not shapeless:
             _warnings.warn(
@@ -118,13 +136,14 @@ def _cook_nd_args(name, shape, s, axes, invreal=False):
         raise ValueError(f"{_where(name)}: s (length {len(s)}) and axes (length "
                          f"{len(axes)}) have different lengths")
     if invreal and shapeless and axes:
-        s[-1] = (shape[axes[-1]] - 1) * 2
+        s[-1] = (_length(name, shape, axes[-1]) - 1) * 2
     if any(v is None for v in s):
         _warnings.warn(
             f"{_where(name)}: None in `s` is deprecated in NumPy 2.0; pass the default "
             "length of the 1-D transform instead, or omit `s`.", DeprecationWarning,
             stacklevel=4)
-    s = [shape[ax] if v is not None and _is_minus_one(v) else v for v, ax in zip(s, axes)]
+    s = [_length(name, shape, ax) if v is not None and _is_minus_one(v) else v
+         for v, ax in zip(s, axes)]
     return s, axes
 
 
@@ -148,24 +167,24 @@ def _complex_steps(name, a, steps, inverse, norm):
         return a
     shape = tuple(_shape_of(a))
     for ax, n in steps:
-        a = _ops.resize(a, ax, _points(name, shape[ax] if n is None else n, shape, ax))
+        n = _points(name, _length(name, shape, ax) if n is None else n, shape, ax)
+        a = _fit(name, a, shape, ax, n)
     return _ops.fft(a, axes=tuple(sorted(ax for ax, _ in steps)), inverse=inverse, norm=norm)
 
 
 def _real_forward(name, a, n, ax, norm):
     shape = tuple(_shape_of(a))
-    n = _points(name, shape[ax] if n is None else n, shape, ax)
+    n = _points(name, _length(name, shape, ax) if n is None else n, shape, ax)
     if _dtype_of(a).kind == "c":
         raise TypeError(f"{_where(name)}: a must be real, got dtype {_dtype_of(a)} (shape "
                         f"{shape}); use fft for complex input")
-    return _ops.rfft(_ops.resize(a, ax, n), axis=ax, norm=norm)
+    return _ops.rfft(_fit(name, a, shape, ax, n), axis=ax, norm=norm)
 
 
 def _real_inverse(name, a, n, ax, norm):
     shape = tuple(_shape_of(a))
-    n = (shape[ax] - 1) * 2 if n is None else n
-    n = _points(name, n, shape, ax)
-    return _ops.irfft(_ops.resize(a, ax, n // 2 + 1), n=n, axis=ax, norm=norm)
+    n = _points(name, (_length(name, shape, ax) - 1) * 2 if n is None else n, shape, ax)
+    return _ops.irfft(_fit(name, a, shape, ax, n // 2 + 1), n=n, axis=ax, norm=norm)
 
 
 # --- 1-D transforms --------------------------------------------------------------------------
@@ -297,10 +316,11 @@ def irfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
 def _frequencies(name, n, d, bins):
     if not isinstance(n, (int, _np.integer)) or isinstance(n, bool):
         raise ValueError(f"{_where(name)}: n should be an integer, got {n!r}")
+    if n == 0:  # numpy divides by n * d
+        raise ZeroDivisionError(f"{_where(name)}: n is 0: a transform of no points has no "
+                                "frequencies")
     if not isinstance(d, _Tensor):
         return _core.constant(getattr(_np.fft, name)(n, d))
-    if n == 0:
-        raise ZeroDivisionError(f"{_where(name)}: n is 0: there are no frequencies")
     return _np.asarray(bins, dtype=int) * (1.0 / (n * d))  # numpy's arithmetic, d a tensor
 
 
@@ -326,7 +346,7 @@ def _shift(name, x, axes, sign):
     if axes is None:
         axes = tuple(range(len(shape)))
     single = not isinstance(axes, (tuple, list))
-    axes = [_axis(name, ax, tuple(shape), "axes") for ax in ((axes,) if single else axes)]
+    axes = [_axis(name, ax, tuple(shape), "axes", "x") for ax in ((axes,) if single else axes)]
     shift = [sign * (shape[ax] // 2) for ax in axes]
     # roll returns numpy input unchanged when every shift is a whole turn
     return _core.convert_to_tensor(_sh.roll(x, shift, axes) if axes else x)
