@@ -31,7 +31,6 @@ from ..engine.tensor import dtype_of, shape_of
 from .core import getitem, scatter_add
 from .elementwise import conjugate, real
 
-NORMS = ("backward", "ortho", "forward")
 _SWAPPED = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
 
 
