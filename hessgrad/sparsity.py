@@ -187,8 +187,8 @@ def _fourier_groups(shape, axes):
 def _fourier(step):
     """fft / rfft / irfft: linear; an output mixes its whole line along the transformed axes
     and nothing across the other axes (a batch of transforms stays block-diagonal)."""
-    params = step.params
-    axes = tuple(params["axes"]) if "axes" in params else (params["axis"],)
+    params, ndim = step.params, len(step.in_shapes[0])
+    axes = tuple(a % ndim for a in (params["axes"] if "axes" in params else (params["axis"],)))
     gin = _fourier_groups(step.in_shapes[0], axes)
     gout = _fourier_groups(step.out_shape, axes)
     return _bin(gout @ (gin.T @ step.deps[0]))

@@ -183,9 +183,10 @@ def _joined(is_concat):
 
 def _fourier(forward, args, flags, axes=None, axis=None, **params):
     """fft / rfft / irfft: their one operand carries the batch; the transformed axes move."""
+    core = np.ndim(args[0]) - 1
     if axes is not None:
-        return forward(*args, axes=tuple(a + 1 for a in axes), **params)
-    return forward(*args, axis=axis + 1, **params)
+        return forward(*args, axes=tuple(a % core + 1 for a in axes), **params)
+    return forward(*args, axis=axis % core + 1, **params)
 
 
 ELEMENTWISE = {

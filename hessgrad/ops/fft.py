@@ -31,7 +31,7 @@ from ..engine.tensor import dtype_of, shape_of
 from .core import getitem, scatter_add
 from .elementwise import conjugate, real
 
-_SWAPPED = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
+_SWAPPED = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
 
 
 def _index_along(axis, part):
@@ -41,7 +41,7 @@ def _index_along(axis, part):
 def _bin_weights(n, axis, ndim, inner, outer, dtype):
     """``outer`` on the DC bin and (even ``n``) on the Nyquist bin, ``inner`` on the others
     of the ``n // 2 + 1`` bins along ``axis``, shaped to broadcast against the spectrum."""
-    m = n // 2 + 1
+    m, axis = n // 2 + 1, axis % ndim
     w = np.full(m, inner, dtype=dtype)
     w[0] = outer
     if n % 2 == 0:
@@ -136,7 +136,7 @@ def resize(x, axis, n):
     """``x`` truncated to, or zero-padded at the end up to, length ``n`` along the
     non-negative ``axis`` (numpy.fft's ``n``). The two are each other's transposes."""
     shape = shape_of(x)
-    length = _known_length("resize", x, axis)
+    length, axis = _known_length("resize", x, axis), axis % len(shape)
     if length == n:
         return x
     if None in shape:

@@ -312,6 +312,14 @@ def test_derivatives_order_two_forward_and_reverse(f, args):
     check_grads(f, args, order=2, modes=("fwd", "rev"), rtol=1e-5, atol=1e-6)
 
 
+def test_third_order_through_rfft_and_irfft():
+    # the rules are written in the primitives themselves, so every order follows
+    w = rng.standard_normal(3)
+    f = lambda a, b: hnp.fft.irfft(  # noqa: E731
+        hnp.abs(hnp.fft.rfft(a, n=5)) ** 2 * w + hnp.fft.rfft(b) ** 2, n=6)
+    check_grads(f, (rng.standard_normal(4), rng.standard_normal(4)), order=3, rtol=1e-5)
+
+
 def test_transposes_of_the_real_transforms_exactly():
     """<u, T x> = <T' u, x> under Re(sum(u * t)) for the R-linear maps, every parity."""
     for n in (1, 2, 5, 6):
