@@ -239,10 +239,11 @@ def test_constant_results_from_unsupported_numpy_functions():
 
 def test_unsupported_numpy_function_is_a_clear_error():
     t = hg.constant(X)
-    with pytest.raises(TypeError, match=r"numpy\.\w*fft.*custom_gradient"):
-        np.fft.fft(t)
-    with pytest.raises(TypeError, match="custom_gradient"):
-        hg.grad(lambda v: np.sum(np.fft.fft(v).real))(X)
+    # a function of a numpy submodule that hessgrad.numpy's submodule lacks, and a top-level one
+    with pytest.raises(TypeError, match=r"numpy\.linalg\.eigvals .*custom_gradient"):
+        np.linalg.eigvals(hg.constant(np.eye(3)))
+    with pytest.raises(TypeError, match=r"numpy\.unwrap .*custom_gradient"):
+        hg.grad(lambda v: np.sum(np.unwrap(v)))(X)
     with pytest.raises(TypeError, match="out="):
         a = np.zeros(8)
         a += t
