@@ -258,6 +258,7 @@ class _Block:
         if tangents is not None:
             tan = {id(t): d for t, d in zip(self.params + list(captures), tangents)
                    if d is not None}
+        records = {}  # a while node's history switch -> its clone's (shared with its JVP loop)
         for node in self.nodes:
             if node.prim is CONST:
                 outs = (self.graph.constant(node.params["value"]),)
@@ -265,8 +266,14 @@ class _Block:
                 args = [mapping.get(id(a), a) if isinstance(a, Tensor) else a
                         for a in node.inputs]
                 params = node.params
-                if node.prim is _while.primitive:  # a clone keeps its own history switch
-                    params = dict(params, record=_Record())
+                if node.prim is _while.primitive:
+                    # A clone keeps its own history switch, on where the original's is: the
+                    # block may hold the reverse loop of that node, cloned too, which reads
+                    # the clone's history.
+                    old = params["record"]
+                    if id(old) not in records:
+                        records[id(old)] = _Record(old.on)
+                    params = dict(params, record=records[id(old)])
                 outs = _apply(node.prim, args, params)
                 arg_tangents = [tan.get(id(a)) if isinstance(a, Tensor) else None
                                 for a in node.inputs]
@@ -329,8 +336,8 @@ class _Record:
 
     __slots__ = ("on",)
 
-    def __init__(self):
-        self.on = False
+    def __init__(self, on=False):
+        self.on = on
 
 
 class _Loop:

@@ -471,3 +471,35 @@ def test_graph_hvp_strategies_through_loops_agree_with_eager(mode):
     expect = hg.hvp(looped_unrolled)(a0, v)
     got = hg.make_hvp(looped, mode=mode)(a0)(v)  # traced: while/cond/TensorArray nodes
     np.testing.assert_allclose(got, expect, rtol=1e-12, atol=1e-13)
+
+
+def nested_loops(x):
+    def outer(i, s):
+        _, t = while_loop(lambda j, t: j < 2, lambda j, t: (j + 1, hg.sin(t) * s), (0, s))
+        return i + 1, t
+    _, s = while_loop(lambda i, s: i < 2, outer, (0, x))
+    return hg.reduce_sum(s)
+
+
+def nested_loops_unrolled(x):
+    s = x
+    for _ in range(2):
+        t = s
+        for _ in range(2):
+            t = hg.sin(t) * s
+        s = t
+    return hg.reduce_sum(s)
+
+
+@pytest.mark.parametrize("mode", ["fwd-rev", "rev-rev", "rev-fwd"])
+def test_graph_hvp_through_nested_loops(mode):
+    # The forward pass of the outer loop's reverse loop clones its body, which holds the
+    # inner loop *and* the inner loop's reverse loop reading its history: the clone of the
+    # inner loop must keep recording (it was fed None instead of its history).
+    x, v = np.array([0.3, 0.5, -0.2]), np.array([1.0, -0.5, 2.0])
+    expect = hg.hvp(nested_loops_unrolled)(x, v)
+    got = hg.function(lambda z, w: hg.hvp(nested_loops, mode=mode)(z, w), optimize=False)(x, v)
+    np.testing.assert_allclose(got, expect, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(hg.make_hvp(nested_loops, mode=mode)(x)(v), expect, rtol=1e-12,
+                               atol=1e-14)
+
