@@ -450,15 +450,19 @@ def _while_jvp(tangents, ans, *inputs, n_vars, loop, record, maximum_iterations,
         return list(outs) + [out_tangents[j] if out_tangents[j] is not None else
                              zeros_like(outs[j]) for j in dvars]
 
+    # A buffer's tangent is a TensorArray buffer too (written once per element, in place):
+    # like the buffer it keeps no history (which would copy it at each iteration, and
+    # could not be stacked once a dynamic buffer grows).
+    buffers = set(loop.buffers) | {n_vars + i for i, j in enumerate(dvars) if j in loop.buffers}
     graph = get_default_graph() or ans[0].graph
-    outs = _make_while(graph, cond_flat, body_flat, init, avals, loop.buffers,
+    outs = _make_while(graph, cond_flat, body_flat, init, avals, buffers,
                        maximum_iterations, record=record)
     result = [None] * len(ans)
     for i, j in enumerate(dvars):
         result[j] = outs[n_vars + i]
     # Histories: the tangent of the node's history of variable j is this loop's history of
     # the tangent of j (the loop records all its variables but the buffers).
-    recorded = [k for k in range(n_vars + nd) if k not in loop.buffers]
+    recorded = [k for k in range(n_vars + nd) if k not in buffers]
     hist_out = dict(zip(recorded, outs[n_vars + nd + 1:]))
     for h, j in enumerate(loop.recorded):
         if j in dvars:

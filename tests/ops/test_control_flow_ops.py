@@ -503,3 +503,22 @@ def test_graph_hvp_through_nested_loops(mode):
     np.testing.assert_allclose(hg.make_hvp(nested_loops, mode=mode)(x)(v), expect, rtol=1e-12,
                                atol=1e-14)
 
+
+def dynamic_rows(x):
+    ta = TensorArray("float64", size=0, dynamic_size=True, element_shape=(3,))
+    _, ta = while_loop(lambda i, ta: i < 4,
+                       lambda i, ta: (i + 1, ta.write(i, x * hg.cast(i + 1, "float64"))),
+                       (0, ta))
+    return hg.reduce_sum(ta.read(2) * ta.read(3)) + hg.reduce_sum(ta.read(0) ** 3)
+
+
+def test_graph_hvp_through_a_growing_tensor_array():
+    # Forward mode carries the buffer's tangent through the loop: a buffer too, it keeps no
+    # history (stacking the grown tangent buffers of every iteration failed).
+    x, v = np.array([0.3, 0.5, -0.2]), np.array([1.0, -0.5, 2.0])
+    expect = 24.0 * v + 6.0 * x * v  # sum(12 x^2 + x^3)
+    for mode in ("fwd-rev", "rev-fwd"):
+        np.testing.assert_allclose(hg.make_hvp(dynamic_rows, mode=mode)(x)(v), expect,
+                                   rtol=1e-13)
+    np.testing.assert_allclose(hg.hessian(dynamic_rows)(x), np.diag(24.0 + 6.0 * x),
+                               rtol=1e-13)
