@@ -2,6 +2,7 @@
 
 from .backprop import UnconnectedGradients, check_unconnected
 from .dispatch import bind
+from .graph import substituted
 from .nest import flatten, pack_as
 from .registry import get
 from .state import THREAD, Recorder
@@ -29,7 +30,7 @@ class ForwardAccumulator(Recorder):
         self._watch(primals, tangents)
 
     def _watch(self, primals, tangents):
-        flat_p, flat_t = flatten(primals), flatten(tangents)
+        flat_p, flat_t = substituted(flatten(primals)), flatten(tangents)
         if len(flat_p) != len(flat_t):
             raise ValueError(f"ForwardAccumulator: {len(flat_p)} primals but {len(flat_t)} "
                              "tangents")
@@ -47,7 +48,7 @@ class ForwardAccumulator(Recorder):
         """The tangent of each primal (None when it does not depend on the watched ones)."""
         unconnected = check_unconnected(unconnected_gradients)
         out = []
-        for p in flatten(primals):
+        for p in substituted(flatten(primals)):
             entry = self._tangents.get(id(p)) if isinstance(p, Tensor) else None
             if entry is None and unconnected == UnconnectedGradients.ZERO:
                 out.append(bind(get("zeros_like"), (p,), {}))

@@ -26,6 +26,40 @@ UNFOLDABLE = set()
 PASS_THROUGH = set()
 
 
+def _substitute(a, stack):
+    if isinstance(a, Tensor):
+        for maps in stack:
+            for m in maps:
+                a = m.get(id(a), a)
+    return a
+
+
+def substituted(x):
+    """``x`` (a tensor or a list of them) as the ops of the graph being built read it now:
+    the clone's tensor in place of the original while :meth:`Graph.substituting` is active
+    (so that a ``grad_fn`` watching or differentiating the tensors it closed over gets the
+    clone's)."""
+    graph = STATE.graphs[-1] if STATE.graphs else None
+    if graph is None or not graph._substitutions:
+        return x
+    if isinstance(x, list):
+        return [_substitute(a, graph._substitutions) for a in x]
+    return _substitute(x, graph._substitutions)
+
+
+class _Substituting:
+    __slots__ = ("graph", "maps")
+
+    def __init__(self, graph, maps):
+        self.graph, self.maps = graph, tuple(maps)
+
+    def __enter__(self):
+        self.graph._substitutions.append(self.maps)
+
+    def __exit__(self, *exc):
+        self.graph._substitutions.pop()
+
+
 class Graph:
     """A dataflow graph. Ops applied inside ``with graph.as_default():`` add nodes to it.
 
@@ -46,6 +80,7 @@ class Graph:
         self._captured = {}    # id(array) -> (array, its read-only copy)
         self._weak_casts = {}  # (id(weak tensor), dtype) -> its cast (see _weak_cast)
         self._plans = {}
+        self._substitutions = []  # see substituting()
 
     # --- building ------------------------------------------------------------------------
     def as_default(self):
@@ -56,7 +91,17 @@ class Graph:
         self._name_counts[base] = count + 1
         return base if count == 0 else f"{base}_{count}"
 
+    def substituting(self, maps):
+        """Context in which the nodes added read, for each tensor input, what ``maps`` (dicts
+        from ``id(tensor)`` to a tensor, applied in order) give for it. A loop or branch body's
+        op that holds a Python function reading the body's tensors (a custom gradient's
+        ``grad_fn``) is cloned by control flow's gradient rules; the clone's function then
+        reads the clone's tensors, not the original body's."""
+        return _Substituting(self, maps)
+
     def add_node(self, prim, args, params, name=None, avals=None):
+        if self._substitutions:
+            args = tuple(_substitute(a, self._substitutions) for a in args)
         inputs = tuple(self._as_input(a, prim) for a in args)
         if avals is None and any(isinstance(a, Tensor) and a._weak for a in inputs) \
                 and prim.name not in PASS_THROUGH:

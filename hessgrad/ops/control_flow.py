@@ -274,6 +274,8 @@ class _Block:
                     if id(old) not in records:
                         records[id(old)] = _Record(old.on)
                     params = dict(params, record=records[id(old)])
+                elif node.prim.closures:  # its Python functions read this clone's tensors
+                    params = dict(params, remaps=params.get("remaps", ()) + (mapping,))
                 outs = _apply(node.prim, args, params)
                 arg_tangents = [tan.get(id(a)) if isinstance(a, Tensor) else None
                                 for a in node.inputs]
