@@ -21,6 +21,11 @@ CONST = Primitive("const", lambda: None, nondiff=True)
 # folded buffer would be shared, and overwritten, by every run.
 UNFOLDABLE = set()
 
+# Primitives that write into some of their inputs in place (TensorArray buffers): name ->
+# ``written(params)``, the positions of those inputs. A plan never reads such an input again,
+# but a batch run once per member (run_members) must give each member its own copy.
+WRITES_IN_PLACE = {}
+
 # Primitives that hand their inputs on unchanged (control flow passes captures to its blocks,
 # custom_gradient its results): weak inputs stay weak there, the ops that use them promote.
 PASS_THROUGH = set()
@@ -306,13 +311,26 @@ def placeholder(dtype, shape=None, name=None):
     return graph.placeholder(dtype, shape, name)
 
 
-def _batch_by_loop(multiple_results):
+def run_members(prim, forward, args, flags, params):
+    """``forward`` once per batch member: the list of their outputs. An unbatched input that
+    the op writes in place (see WRITES_IN_PLACE) is copied for each member, which would
+    otherwise all write into one buffer (every member's result would be the last one's)."""
+    k = next(len(a) for a, f in zip(args, flags) if f)
+    written = WRITES_IN_PLACE.get(prim.name)
+    written = written(params) if written is not None else ()
+    outs = []
+    for j in range(k):
+        member = [a[j] if f else np.array(a) if i in written and isinstance(a, np.ndarray)
+                  else a for i, (a, f) in enumerate(zip(args, flags))]
+        outs.append(forward(*member, **params))
+    return outs
+
+
+def _batch_by_loop(prim):
     """The batching rule of last resort: run once per batch member and stack."""
     def rule(forward, args, flags, **params):
-        k = next(len(a) for a, f in zip(args, flags) if f)
-        outs = [forward(*[a[j] if f else a for a, f in zip(args, flags)], **params)
-                for j in range(k)]
-        if multiple_results:
+        outs = run_members(prim, forward, args, flags, params)
+        if prim.multiple_results:
             return tuple(np.stack(parts) for parts in zip(*outs))
         return np.stack(outs)
     return rule
@@ -558,7 +576,7 @@ class Plan:
                     result = forward(*args, **params)
                     batched_out = False
                 else:
-                    rule = node.prim.batch_rule or _batch_by_loop(node.prim.multiple_results)
+                    rule = node.prim.batch_rule or _batch_by_loop(node.prim)
                     result = rule(forward, args, flags, **params)
                     batched_out = True
             except Exception as exc:

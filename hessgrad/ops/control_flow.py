@@ -49,7 +49,8 @@ import numpy as np
 from ..engine.dispatch import READ, bind
 from ..engine.forward import push_tangents
 from ..engine.gradients import gradients
-from ..engine.graph import CONST, PASS_THROUGH, UNFOLDABLE, Plan, get_default_graph, is_weak
+from ..engine.graph import (CONST, PASS_THROUGH, UNFOLDABLE, WRITES_IN_PLACE, Plan,
+                            get_default_graph, is_weak, run_members)
 from ..engine.nest import flatten, pack_as
 from ..engine.registry import primitive
 from ..engine.tensor import Tensor, Variable, is_differentiable_dtype, shape_of
@@ -122,6 +123,7 @@ tensor_array_write = primitive(
          None,
          lambda t, ans, buf, idx, value, dynamic=False: tensor_array_read_adjoint(t, idx, ans)],
     shape_rule=_ta_write_shape)
+WRITES_IN_PLACE["tensor_array_write"] = lambda params: (0,)
 
 
 def _ta_read(buf, idx, prefix=False):
@@ -475,6 +477,33 @@ def _while_jvp(tangents, ans, *inputs, n_vars, loop, record, maximum_iterations,
 _while = primitive("while", _while_forward, vjp=_while_vjp, jvp=_while_jvp, none_grads_ok=True,
                    multiple_results=True,
                    shape_rule=lambda *inputs, loop, **params: loop.out_avals)
+WRITES_IN_PLACE["while"] = lambda params: params["loop"].buffers  # the body writes them
+
+
+def _while_batched(forward, args, flags, *, n_vars, loop, **params):
+    """A batch runs the loop once per member (trip counts may differ); the histories (and
+    grown TensorArray buffers) of members that ran longer are longer: shorter ones are
+    padded with zeros, which no member reads (its reverse loop reads its own trip count of
+    rows, its TensorArray its own size)."""
+    params = dict(params, n_vars=n_vars, loop=loop)
+    outs = run_members(_while.primitive, forward, args, flags, params)
+    stacked = []
+    for i, parts in enumerate(zip(*outs)):
+        shapes = [np.shape(p) for p in parts]
+        if len(set(shapes)) > 1:
+            if i < n_vars and i not in loop.buffers:
+                raise ValueError(f"while_loop: on a batch (Function.map, batched products), "
+                                 f"loop variable {i} ends with a shape that differs between "
+                                 f"batch members ({sorted(set(shapes))}); call the function "
+                                 "once per member")
+            longest = max(s[0] for s in shapes)
+            parts = [np.concatenate([p, np.zeros((longest - len(p),) + p.shape[1:], p.dtype)])
+                     for p in parts]
+        stacked.append(np.stack(parts))
+    return tuple(stacked)
+
+
+_while.primitive.batch_rule = _while_batched
 
 
 class _Shape:
