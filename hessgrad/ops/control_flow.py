@@ -788,8 +788,23 @@ def _cond_jvp(tangents, ans, pred, *captures, branches, **_):
     return tuple(result)
 
 
+def _written_captures(blocks, captures):
+    """The positions among a cond node's inputs (the predicate, then ``captures``) of the
+    captures that an op of a branch writes in place (a TensorArray written in a branch)."""
+    position = {id(c): 1 + k for k, c in enumerate(captures)}
+    written = set()
+    for block in blocks:
+        for node in block.nodes:
+            rule = WRITES_IN_PLACE.get(node.prim.name)
+            for i in rule(node.params) if rule is not None else ():
+                if id(node.inputs[i]) in position:
+                    written.add(position[id(node.inputs[i])])
+    return frozenset(written)
+
+
 _cond = primitive("cond", _cond_forward, vjp=_cond_vjp, jvp=_cond_jvp, multiple_results=True,
                   shape_rule=_cond_shape)
+WRITES_IN_PLACE["cond"] = lambda params: params["branches"][1]
 PASS_THROUGH.update(("while", "cond"))  # captures reach the blocks' ops as they are
 
 
@@ -833,13 +848,14 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
         raise TypeError(f"cond: pred must be a boolean scalar, got dtype {pred.dtype} and "
                         f"shape {pred.shape}")
     graph = graph or pred.graph
-    structures = {}
+    structures, kinds = {}, {}
 
     def flat_branch(fn, which):
-        def run():
+        def run():  # a TensorArray result is its flow tensors (buffer, and size if dynamic)
             out = fn()
             structures[which] = out
-            return flatten(out)
+            flat, kinds[which] = _to_flat(flatten(out), "cond")
+            return flat
         return run
 
     true_flat, false_flat = flat_branch(true_fn, "true_fn"), flat_branch(false_fn, "false_fn")
@@ -867,12 +883,15 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
     with graph.as_default():
         outs = _cond(pred, *captures, true_plan=t_block.plan(captures),
                      false_plan=f_block.plan(captures),
-                     branches=((t_block, f_block), None, avals, captures))
+                     branches=((t_block, f_block), _written_captures((t_block, f_block),
+                                                                     captures), avals, captures))
     # A result both branches give as Python scalars (or weak tensors) is weak: eagerly, the
     # chosen branch's Python scalar is the result.
-    for o, a, b in zip(outs, flatten(structure), flatten(structures["false_fn"])):
+    t_flat, _ = _to_flat(flatten(structure), "cond")
+    f_flat, _ = _to_flat(flatten(structures["false_fn"]), "cond")
+    for o, a, b in zip(outs, t_flat, f_flat):
         o._weak = is_weak(a) and is_weak(b)
-    return pack_as(structure, list(outs))
+    return pack_as(structure, _from_flat(list(outs), kinds["true_fn"]))
 
 
 # --- TensorArray ----------------------------------------------------------------------------

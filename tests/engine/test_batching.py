@@ -144,6 +144,12 @@ def until_large(x):  # the trip count depends on x: batch members run different 
     return hnp.sum(s ** 3)
 
 
+def row_by_branch(x):  # a branch writes the TensorArray it captures
+    ta = hg.TensorArray("float64", size=2, element_shape=x.shape)
+    ta = hg.cond(x[0] > 0.0, lambda: ta.write(0, x ** 2), lambda: ta.write(0, hnp.sin(x)))
+    return ta.write(1, x * 3.0).stack()
+
+
 def rows_in_loop(x):
     ta = hg.TensorArray("float64", size=3, element_shape=x.shape)
     _, ta = hg.while_loop(lambda i, ta: i < 3, lambda i, ta: (
@@ -153,11 +159,12 @@ def rows_in_loop(x):
 
 @pytest.mark.parametrize("f,transform", [
     (tensor_array_rows, None),          # the members wrote into one shared buffer
+    (row_by_branch, None),
     (rows_in_loop, None),
     (rows_in_loop, hg.grad),
     (until_large, hg.grad),             # histories of different lengths could not be stacked
     (until_large, hg.hessian),
-], ids=["tensor-array", "tensor-array-in-loop", "grad-tensor-array-in-loop",
+], ids=["tensor-array", "tensor-array-in-cond", "tensor-array-in-loop", "grad-tensor-array-in-loop",
         "grad-trip-counts-differ", "hessian-trip-counts-differ"])
 def test_map_of_control_flow_equals_loop(f, transform):
     X = np.random.default_rng(7).standard_normal((6, 3))

@@ -567,3 +567,32 @@ def test_custom_gradients_inside_a_graph_loop(layer, plain):
         p = hg.placeholder("float64", (3,))
         (h,) = hg.hessians(f(p), p)
     np.testing.assert_allclose(g.run(h, {p: x}), hg.hessian(ref)(x), rtol=1e-11)
+
+
+def row_by_branch(x):
+    ta = TensorArray("float64", size=2, element_shape=(2,))
+    ta = cond(x[0] > 1.0, lambda: ta.write(0, x ** 2), lambda: ta.write(0, hg.sin(x)))
+    return hg.reduce_sum(ta.write(1, x * 3.0).stack() ** 2 * x[1])
+
+
+def row_by_branch_unrolled(x):
+    first = x ** 2 if float(x[0]) > 1.0 else hg.sin(x)
+    return hg.reduce_sum(hg.stack(first, x * 3.0, axis=0) ** 2 * x[1])
+
+
+@pytest.mark.parametrize("x", [np.array([0.5, 2.0]), np.array([1.5, -1.0])])
+def test_graph_cond_returning_a_tensor_array(x):
+    # A branch's TensorArray result leaves the cond node as its flow tensors, as a loop's
+    # does (the cond returned the bare buffer tensor, which has no TensorArray methods).
+    np.testing.assert_allclose(hg.function(row_by_branch)(x), row_by_branch_unrolled(x).numpy(),
+                               rtol=1e-14)
+    np.testing.assert_allclose(hg.function(hg.grad(row_by_branch))(x),
+                               hg.grad(row_by_branch_unrolled)(x), rtol=1e-13)
+    np.testing.assert_allclose(hg.hessian(row_by_branch)(x),
+                               hg.hessian(row_by_branch_unrolled)(x), rtol=1e-13)
+
+    @hg.function
+    def grown(z):
+        dynamic = TensorArray("float64", size=0, dynamic_size=True, element_shape=(2,))
+        return cond(z[0] > 1.0, lambda: dynamic.write(2, z), lambda: dynamic.write(0, -z)).size()
+    assert int(grown(x)) == (3 if x[0] > 1.0 else 1)
