@@ -72,5 +72,6 @@ def gradients(ys, xs, grad_ys=None, name="gradients", gate_gradients=False,
     target_grads = [g for y, g in zip(ys, grad_ys) if isinstance(y, Tensor)]
     with graph.as_default():
         return backprop(targets, target_grads, xs, _graph_producer,
-                        stop=substituted(flatten(stop_gradients)) if stop_gradients is not None else (),
+                        stop=() if stop_gradients is None else
+                        substituted(flatten(stop_gradients)),
                         aggregation_method=aggregation_method, unconnected=unconnected)

@@ -44,7 +44,8 @@ def substituted(x):
     the clone's tensor in place of the original while :meth:`Graph.substituting` is active
     (so that a ``grad_fn`` watching or differentiating the tensors it closed over gets the
     clone's)."""
-    graph = STATE.graphs[-1] if STATE.graphs else None
+    graphs = THREAD.state.graphs
+    graph = graphs[-1] if graphs else None
     if graph is None or not graph._substitutions:
         return x
     if isinstance(x, list):
