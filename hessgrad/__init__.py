@@ -27,6 +27,7 @@ from .ops.reduction import sum as reduce_sum
 from .ops.shape import concatenate, expand_dims, reshape, squeeze, stack as _stack, transpose
 from .second_order import hessian, hessian_vector_product, hessians, hvp, make_hvp
 from .ops.control_flow import TensorArray, cond, while_loop
+from .ops.higher_order import foldl, foldr, map_fn, scan
 from .transforms import grad, jacfwd, jacobian, jacrev, jvp, linearize, value_and_grad, vjp
 from .operators import GaussNewtonOperator, HessianOperator
 from .compiler import compile_plan as _compile_plan

@@ -1,5 +1,6 @@
 """User-defined gradients: custom_gradient, recompute_grad, grad_pass_through."""
 
+import contextlib
 import functools
 import inspect
 
@@ -8,7 +9,7 @@ from .engine.graph import PASS_THROUGH
 from .engine.forward import ForwardAccumulator
 from .engine.nest import flatten, pack_as
 from .engine.registry import Primitive
-from .engine.state import STATE, Recorder
+from .engine.state import THREAD, Recorder
 from .engine.tape import GradientTape
 from .engine.tensor import Tensor, Variable
 from .ops.core import stop_gradient  # noqa: F401 - part of this module's public family
@@ -33,20 +34,36 @@ class _Recorders:
         self.recorders = recorders
 
     def __enter__(self):
-        self.saved = STATE.recorders, STATE.limit
-        STATE.recorders, STATE.limit = self.recorders, None
+        self.state = state = THREAD.state
+        self.saved = state.recorders, state.limit
+        state.recorders, state.limit = self.recorders, None
 
     def __exit__(self, *exc):
-        STATE.recorders, STATE.limit = self.saved
+        self.state.recorders, self.state.limit = self.saved
 
 
 # Inputs of a custom_gradient node: the function's tensor arguments, the variables it read
 # (as read by the node; the Variable objects themselves are a parameter) and its results.
-def _custom_forward(*values, n_args, variables, grad_fn, tangents_fn=None):
+# ``remaps``: set on a clone of the node in a loop or branch body (control flow's gradient
+# rules), where grad_fn and tangents_fn must read the clone's tensors, not those they closed
+# over (see Graph.substituting).
+def _custom_forward(*values, n_args, variables, grad_fn, tangents_fn=None, remaps=()):
     return tuple(values[n_args + len(variables):])
 
 
-def _custom_vjp(g, ans, *inputs, n_args, variables, grad_fn, tangents_fn=None):
+def _in_clone(ans, remaps):
+    """The context in which the node's Python functions run: reading the clone's tensors."""
+    if not remaps:
+        return contextlib.nullcontext()
+    return ans[0]._node.graph.substituting(remaps)
+
+
+def _custom_vjp(g, ans, *inputs, n_args, variables, grad_fn, tangents_fn=None, remaps=()):
+    with _in_clone(ans, remaps):
+        return _call_grad_fn(g, inputs, n_args, variables, grad_fn)
+
+
+def _call_grad_fn(g, inputs, n_args, variables, grad_fn):
     n_vars = len(variables)
     if n_vars:
         input_grads, variable_grads = grad_fn(*g, variables=list(variables))
@@ -64,18 +81,20 @@ def _custom_vjp(g, ans, *inputs, n_args, variables, grad_fn, tangents_fn=None):
     return list(input_grads) + list(variable_grads) + [None] * (len(inputs) - n_args - n_vars)
 
 
-def _custom_jvp(tangents, ans, *inputs, n_args, variables, grad_fn, tangents_fn=None):
+def _custom_jvp(tangents, ans, *inputs, n_args, variables, grad_fn, tangents_fn=None,
+                remaps=()):
     # Forward mode differentiates the function's own ops (grad_fn is a reverse-mode rule
     # only): the outputs' tangents are those of the results it computed, or, when its ops
     # were not recorded (recompute_grad), those of a recomputation.
     n_in = n_args + len(variables)
     if tangents_fn is not None:  # the Variables themselves: f reads them again
-        return tangents_fn(list(inputs[:n_args]) + list(variables), tangents[:n_in])
+        with _in_clone(ans, remaps):
+            return tangents_fn(list(inputs[:n_args]) + list(variables), tangents[:n_in])
     return tuple(tangents[n_in:])
 
 
 CUSTOM = Primitive("custom_gradient", _custom_forward, vjp=_custom_vjp, jvp=_custom_jvp,
-                   multiple_results=True)
+                   multiple_results=True, closures=True)
 PASS_THROUGH.add("custom_gradient")  # its results pass on as the function computed them
 
 
@@ -174,8 +193,8 @@ def recompute_grad(f):
         def tangents_fn(primals, tangents):
             """Forward mode: recompute ``f`` under an accumulator of the inputs' tangents,
             observed by the recorders outside the one asking (so it nests)."""
-            limit = STATE.limit
-            outside = STATE.recorders[:limit] if limit is not None else STATE.recorders
+            state = THREAD.state
+            outside = state.recorders if state.limit is None else state.recorders[:state.limit]
             watched = [(p, t) for p, t in zip(primals, tangents) if t is not None]
             with _Recorders(list(outside)):
                 with ForwardAccumulator([p for p, _ in watched],

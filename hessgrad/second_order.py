@@ -12,7 +12,7 @@ from .custom import CUSTOM
 from .engine.forward import ForwardAccumulator
 from .engine.function import function
 from .engine.gradients import gradients
-from .engine.state import STATE
+from .engine.state import THREAD
 from .engine.nest import flatten, is_nested, pack_as, structure_key
 from .engine.tape import GradientTape
 from .engine.tensor import ConcretizationError, Tensor, shape_of, shapes_compatible
@@ -77,7 +77,7 @@ def _hvp_at(f, args, kwargs, nums, v_leaves, mode):
         if tuple(t.shape) != tuple(s.shape):
             raise ValueError(f"hvp: vector shape {tuple(t.shape)} does not match argument "
                              f"shape {tuple(s.shape)}")
-    if mode == "rev-fwd" or mode == "auto" and not STATE.graphs:
+    if mode == "rev-fwd" or mode == "auto" and not THREAD.state.graphs:
         hv = _rev_fwd(f, lifted, kwargs, sources, tangents, equivalent_only=mode == "auto")
         if hv is not None:
             return hv

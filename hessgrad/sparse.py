@@ -150,13 +150,17 @@ class SparseHessian(_PlanCache):
         return plan
 
     def _probe(self, x, args, traced, gave_up):
-        """Union of the nonzeros of the Hessian at ``probes`` random points near ``x``."""
+        """Union of the nonzeros of the Hessian at ``x`` and at ``probes`` random points near
+        it. ``x`` itself is one of the points: where the pattern depends on the values (sort,
+        max, where), the nearby points alone may miss entries nonzero at ``x``, and the call
+        that builds the pattern would be wrong at its own point."""
         rng = np.random.default_rng(self.seed)
         trial = {"n": x.size, "pattern": traced}
         trial = self._finish(trial, x, args)
         found = sp.csr_matrix((x.size, x.size), dtype=bool)
-        for _ in range(self.probes):
-            z = (x + 0.1 * (1.0 + np.abs(x)) * rng.standard_normal(x.shape)).astype(x.dtype)
+        for k in range(self.probes + 1):
+            z = x if k == 0 else \
+                (x + 0.1 * (1.0 + np.abs(x)) * rng.standard_normal(x.shape)).astype(x.dtype)
             h = self._evaluate(trial, z, args)
             h.data = h.data != 0            # NaN counts as a nonzero (conservative)
             found = found + h
@@ -239,9 +243,10 @@ def sparse_hessian(f, *, method="trace", coloring="star", dense_threshold=DENSE_
         f: scalar function ``f(x, *args)`` written with hessgrad ops.
         method: "trace" (default): the pattern is derived from the traced graph; exact for
             common ops, conservative (never missing a nonzero) otherwise. "probe": the
-            Hessian is evaluated at ``probes`` random points near the first ``x`` (through the
-            traced pattern) and the union of its nonzeros is the pattern; *probabilistic*: an
-            entry that happens to vanish at every probe point is missed everywhere.
+            Hessian is evaluated at the first ``x`` and at ``probes`` random points near it
+            (through the traced pattern) and the union of its nonzeros is the pattern;
+            *probabilistic*: an entry that happens to vanish at every probe point is missed
+            everywhere (exact at the first ``x`` itself).
         coloring: "star" (symmetric, direct recovery, default) or "column" (distance-2).
         dense_threshold: when the pattern has more than this fraction of nonzeros, the dense
             Hessian (:func:`hessgrad.hessian`) is computed instead and returned as a sparse

@@ -164,6 +164,36 @@ def _unary_nonlinear(step):
     return d
 
 
+def _absolute(step):
+    """|x| is piecewise linear for real x, but smooth and curved for complex x (the modulus
+    sqrt(re^2 + im^2)): then its entries interact like any unary nonlinearity."""
+    if np.dtype(step.node.inputs[0].dtype).kind == "c":
+        return _unary_nonlinear(step)
+    return _same(step)
+
+
+def _fourier_groups(shape, axes):
+    """One-hot ``(size, lines)`` matrix: the line (or plane) along ``axes`` holding each
+    element, numbered by its position on the other axes."""
+    kept = [k for k in range(len(shape)) if k not in axes]
+    coords = np.indices(shape).reshape(len(shape), -1)[kept]
+    line = np.ravel_multi_index(coords, [shape[k] for k in kept]) if kept else \
+        np.zeros(_size(shape), np.intp)
+    lines = _size([shape[k] for k in kept])
+    return sp.csr_matrix((np.ones(len(line), np.float32), (np.arange(len(line)), line)),
+                         shape=(len(line), lines))
+
+
+def _fourier(step):
+    """fft / rfft / irfft: linear; an output mixes its whole line along the transformed axes
+    and nothing across the other axes (a batch of transforms stays block-diagonal)."""
+    params, ndim = step.params, len(step.in_shapes[0])
+    axes = tuple(a % ndim for a in (params["axes"] if "axes" in params else (params["axis"],)))
+    gin = _fourier_groups(step.in_shapes[0], axes)
+    gout = _fourier_groups(step.out_shape, axes)
+    return _bin(gout @ (gin.T @ step.deps[0]))
+
+
 def _cast(step):
     return step.deps[0] if np.dtype(step.node.outputs[0].dtype).kind in "fc" else None
 
@@ -457,7 +487,7 @@ UNARY_NONLINEAR = (
     "reciprocal", "sigmoid", "tanh", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh",
     "cosh", "arcsinh", "arccosh", "arctanh", "sinc")
 LINEAR_SAME = ("negative", "positive", "identity", "conjugate", "real", "imag", "deg2rad",
-               "rad2deg", "absolute", "fabs")          # abs: piecewise linear
+               "rad2deg", "fabs")          # fabs: piecewise linear
 CUTS = ("stop_gradient", "sign", "floor", "ceil", "rint", "trunc", "round", "floor_divide")
 PIECEWISE_LINEAR_UNION = ("add", "subtract", "add_n", "maximum", "minimum", "fmax", "fmin",
                           "remainder", "fmod", "clip")
@@ -473,7 +503,8 @@ RULES.update({name: _union_rule for name in PIECEWISE_LINEAR_UNION})
 RULES.update({name: _binary_nonlinear for name in BINARY_NONLINEAR})
 RULES.update({name: (lambda step: _generic(step, linear=True)) for name in MIXING_LINEAR})
 RULES.update({
-    "cast": _cast, "multiply": _multiply, "divide": _divide, "power": _power,
+    "cast": _cast, "absolute": _absolute, "fft": _fourier, "rfft": _fourier,
+    "irfft": _fourier, "multiply": _multiply, "divide": _divide, "power": _power,
     "float_power": _power, "copysign": _only(0), "heaviside": _only(1), "where": _where,
     "getitem": _id_forward, "reshape": _id_forward, "transpose": _id_forward,
     "broadcast_to": _id_forward, "stack": _id_forward, "concatenate": _id_forward,

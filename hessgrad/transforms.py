@@ -12,7 +12,7 @@ import numpy as np
 from .engine.backprop import UnconnectedGradients
 from .engine.forward import ForwardAccumulator
 from .engine.nest import flatten, pack_as
-from .engine.state import STATE
+from .engine.state import THREAD
 from .engine.tape import GradientTape
 from .engine.tensor import Tensor, owned, shape_of
 from .ops.core import constant, convert_to_tensor, identity, reshape, stack
@@ -95,7 +95,8 @@ def _is_plain(args):
     """Whether results go back as numpy: only for numpy arguments and a caller outside any
     tape, accumulator or trace, since inside one ``f`` may close over a tensor being
     differentiated or traced, and its result must keep that dependence (as JAX's do)."""
-    if STATE.recorders or STATE.graphs:
+    state = THREAD.state
+    if state.recorders or state.graphs:
         return False
     for a in args:
         if isinstance(a, Tensor) or isinstance(a, _NESTED) and any(

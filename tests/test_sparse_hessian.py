@@ -314,3 +314,11 @@ def test_sparse_jacobian_of_a_banded_map_uses_few_jvps():
     J = hg.sparse_jacobian(f)
     np.testing.assert_allclose(J(x).toarray(), hg.jacrev(f)(x), rtol=1e-13, atol=1e-13)
     assert J.info(x)["ncolors"] <= 3 and not J.info(x)["dense"]
+
+
+def test_probe_method_is_exact_at_the_point_it_probes_from():
+    # Which entries are nonzero depends on the order of x: the random points near x sort
+    # otherwise, and without x itself among the probes some of H(x)'s entries were dropped.
+    f = lambda x: hnp.sum(hnp.sort(x) * hnp.arange(12.0) * x ** 2)  # noqa: E731
+    x = np.random.default_rng(3).standard_normal(12)
+    _assert_equal_to_dense(f, x, hg.sparse_hessian(f, method="probe")(x))

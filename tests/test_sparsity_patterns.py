@@ -80,6 +80,15 @@ EXAMPLES = [
     ("inv_no_rule", lambda x: hnp.sum(hnp.linalg.inv(hnp.reshape(x[:4], (2, 2)) +
                                                      3 * np.eye(2))), False),
     ("sort", lambda x: hnp.sum(hnp.sort(x) * np.arange(6.0)) + hnp.sum(x[:2] ** 3), False),
+    # the modulus of a complex number is curved (abs of a real one is piecewise linear)
+    ("abs_complex", lambda x: hnp.sum(hnp.abs(x[:3] + 1j * x[3:])), True),
+    # Fourier transforms mix along their axes only: a batch of two stays block-diagonal
+    ("rfft_rows", lambda x: hnp.sum(hnp.abs(hnp.fft.rfft(hnp.reshape(x, (2, 3)), axis=1)) ** 2
+                                    * np.array([1.0, 2.5])), True),
+    ("fft_columns_abs", lambda x: hnp.sum(hnp.abs(hnp.fft.fft(hnp.reshape(x, (3, 2)),
+                                                                axis=0))), True),
+    ("irfft_of_fft", lambda x: hnp.sum(hnp.tanh(hnp.fft.irfft(hnp.fft.fft(
+        hnp.reshape(x, (2, 3)), axis=0), n=4))), True),
 ]
 
 

@@ -32,6 +32,7 @@ import time
 import numpy as np
 
 from .batched import batch_program
+from .blocks import compile_blocks
 from .codegen import generate
 from .fusion import MIN_SIZE, fuse
 from .ir import Program
@@ -65,6 +66,7 @@ class CompiledPlan:
         prog = Program(plan)
         self.ops_before = len(prog.ops)
         self.counts_before = prog.counts()
+        compile_blocks(prog, lambda block: CompiledPlan(block, jit_kernels, min_kernel_size))
         optimize(prog)
         self._optimized_ops = list(prog.ops)  # before fusion: what batched runs rewrite
         self._batched = {}

@@ -103,7 +103,7 @@ def batch_program(prog, ops, flags, k):
                               op.nodes))
         else:
             prim = prim or get(op.name)
-            rule = prim.batch_rule or _batch_by_loop(prim.multiple_results)
+            rule = prim.batch_rule or _batch_by_loop(prim)
             new_ops.append(Op("batched:" + op.name, _rule_call(rule, op.fn, arg_flags),
                               op.args, op.params, op.outs, op.multi, op.node, op.nodes))
     out.ops = new_ops

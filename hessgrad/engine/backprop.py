@@ -12,7 +12,7 @@ import numpy as np
 
 from .dispatch import bind
 from .registry import get
-from .state import STATE
+from .state import THREAD
 from .tensor import Tensor, dtype_of, is_differentiable_dtype, shape_of, shapes_compatible
 
 
@@ -106,13 +106,14 @@ def backprop(targets, target_grads, sources, producer=None, *, records=None, con
     # 3. Reverse pass. ``grads`` maps id(tensor) to its gradient, or to _Parts while several
     # contributions wait to be summed (a chain never builds a list). When nothing records the
     # pass (first order, eager), gradients are plain numpy values: no one differentiates them.
-    plain = eager and not STATE.graphs and (not STATE.recorders or STATE.limit == 0)
-    saved, STATE.plain_values = STATE.plain_values, plain
+    state = THREAD.state
+    plain = eager and not state.graphs and (not state.recorders or state.limit == 0)
+    saved, state.plain_values = state.plain_values, plain
     try:
         grads = _reverse(targets, target_grads, sources, relevant, connected, stop_ids,
                          aggregation_method, plain)
     finally:
-        STATE.plain_values = saved
+        state.plain_values = saved
     results = []
     for s in sources:
         g = _aggregate(grads, s, aggregation_method, keep=True) if id(s) in connected else None
@@ -188,7 +189,7 @@ def _reverse(targets, target_grads, sources, relevant, connected, stop_ids, aggr
             else:
                 _accumulate(grads, aid, gk, prev)
         if user_rules:
-            STATE.plain_values = True
+            THREAD.state.plain_values = True
     return grads
 
 
@@ -207,7 +208,7 @@ def _prepare(rec, g, plain):
     user_rules = plain and not prim.array_rules  # they see Tensors, their ops make them
     if user_rules:
         g = _as_tensors(g, multiple)
-        STATE.plain_values = False
+        THREAD.state.plain_values = False
     ans = outputs if multiple else outputs[0]
     in_grads = None
     if prim.joint_vjp:

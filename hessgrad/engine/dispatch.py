@@ -3,7 +3,7 @@
 import numpy as np
 
 from .registry import Primitive
-from .state import STATE
+from .state import THREAD
 from .tensor import Tensor, Variable
 
 
@@ -18,10 +18,11 @@ READ = Primitive("read_variable", _identity, vjp=[lambda g, ans, x: g], linear=T
 
 def bind(prim, args, params):
     """Apply ``prim`` to ``args``; returns a Tensor, or a tuple of them for multiple results
-    (numpy values instead while ``STATE.plain_values``)."""
-    if STATE.graphs:
-        outs = STATE.graphs[-1].add_node(prim, args, params)
-        if STATE.recorders and STATE.limit != 0 and not prim.nondiff:
+    (numpy values instead during a backward pass that nothing records: see backprop)."""
+    state = THREAD.state
+    if state.graphs:
+        outs = state.graphs[-1].add_node(prim, args, params)
+        if state.recorders and state.limit != 0 and not prim.nondiff:
             notify(prim, args, params, outs if prim.multiple_results else (outs,))
         return outs
     values = []
@@ -47,20 +48,20 @@ def bind(prim, args, params):
     if forward is None:
         out = prim.forward(*values, **params)  # raises the error naming the op and shapes
     if prim.multiple_results:
-        if STATE.plain_values:
+        if state.plain_values:
             return tuple(out)
         outs = tuple(Tensor(o if hasattr(o, "dtype") else np.asarray(o)) for o in out)
-        if STATE.recorders and STATE.limit != 0 and not prim.nondiff:
+        if state.recorders and state.limit != 0 and not prim.nondiff:
             notify(prim, args, params, outs)
         return outs
     if type(out) is not np.ndarray and not hasattr(out, "dtype"):
         out = np.asarray(out)
-    if STATE.plain_values:
+    if state.plain_values:
         return out
     t = Tensor(out)
-    recorders = STATE.recorders
+    recorders = state.recorders
     if recorders and not prim.nondiff:
-        limit = STATE.limit
+        limit = state.limit
         # One recorder sees the op (a tape; an accumulator around a tape's backward pass):
         # skip notify().
         if plain and (limit == 1 or limit is None and len(recorders) == 1):
@@ -80,8 +81,9 @@ def _bind_in_graph_of(prim, args, params):
 
 def notify(prim, args, params, outs):
     """Let every active recorder observe ``outs = prim(*args)``."""
-    recorders = STATE.recorders
-    limit = len(recorders) if STATE.limit is None else STATE.limit
+    state = THREAD.state
+    recorders = state.recorders
+    limit = len(recorders) if state.limit is None else state.limit
     if limit == 0:
         return
     node = None

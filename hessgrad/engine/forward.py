@@ -2,9 +2,10 @@
 
 from .backprop import UnconnectedGradients, check_unconnected
 from .dispatch import bind
+from .graph import substituted
 from .nest import flatten, pack_as
 from .registry import get
-from .state import STATE, Recorder
+from .state import THREAD, Recorder
 from .tensor import Tensor, dtype_of, is_differentiable_dtype, shape_of
 
 
@@ -29,7 +30,7 @@ class ForwardAccumulator(Recorder):
         self._watch(primals, tangents)
 
     def _watch(self, primals, tangents):
-        flat_p, flat_t = flatten(primals), flatten(tangents)
+        flat_p, flat_t = substituted(flatten(primals)), flatten(tangents)
         if len(flat_p) != len(flat_t):
             raise ValueError(f"ForwardAccumulator: {len(flat_p)} primals but {len(flat_t)} "
                              "tangents")
@@ -47,7 +48,7 @@ class ForwardAccumulator(Recorder):
         """The tangent of each primal (None when it does not depend on the watched ones)."""
         unconnected = check_unconnected(unconnected_gradients)
         out = []
-        for p in flatten(primals):
+        for p in substituted(flatten(primals)):
             entry = self._tangents.get(id(p)) if isinstance(p, Tensor) else None
             if entry is None and unconnected == UnconnectedGradients.ZERO:
                 out.append(bind(get("zeros_like"), (p,), {}))
@@ -69,12 +70,13 @@ class ForwardAccumulator(Recorder):
                 arg_tangents[k] = entry[1]
         if arg_tangents is None:
             return node
-        saved = STATE.limit  # paused_from(level), inlined: this runs for every observed op
-        STATE.limit = level if saved is None else min(saved, level)
+        state = THREAD.state
+        saved = state.limit  # paused_from(level), inlined: this runs for every observed op
+        state.limit = level if saved is None else min(saved, level)
         try:
             out_tangents = push_tangents(prim, args, params, outs, arg_tangents)
         finally:
-            STATE.limit = saved
+            state.limit = saved
         for o, t in zip(outs, out_tangents):
             if t is not None and o._dtype_kind() in "fc":
                 tangents[id(o)] = (o, t)

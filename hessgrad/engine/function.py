@@ -9,7 +9,7 @@ import numpy as np
 
 from .graph import Graph, Plan
 from .nest import flatten, pack_as, structure_key
-from .state import STATE
+from .state import THREAD
 from .tensor import Tensor, Variable, owned
 
 _ARRAY_LEAVES = (Tensor, np.ndarray, np.generic, float, complex)
@@ -270,7 +270,8 @@ class Function:
         return len(self._traces)
 
     def __call__(self, *args, **kwargs):
-        if STATE.graphs or STATE.recorders:
+        state = THREAD.state
+        if state.graphs or state.recorders:
             return self.python_function(*args, **kwargs)
         if not kwargs and all(type(a) is np.ndarray for a in args):
             key = tuple((a.shape, a.dtype) for a in args)

@@ -1,7 +1,7 @@
 """``gradients()``: graph-mode symbolic differentiation (TensorFlow's ``tf.gradients``)."""
 
 from .backprop import UnconnectedGradients, backprop, check_seeds, check_unconnected
-from .graph import get_default_graph
+from .graph import get_default_graph, substituted
 from .nest import flatten
 from .tensor import Tensor
 
@@ -46,8 +46,8 @@ def gradients(ys, xs, grad_ys=None, name="gradients", gate_gradients=False,
     """
     del name, gate_gradients, colocate_gradients_with_ops  # nodes are named by op type
     unconnected = check_unconnected(unconnected_gradients)
-    ys = flatten(ys)
-    xs = flatten(xs)
+    ys = substituted(flatten(ys))
+    xs = substituted(flatten(xs))
     graph = get_default_graph()
     symbolic = [y for y in ys if isinstance(y, Tensor) and y._value is None]
     if graph is None:
@@ -72,5 +72,6 @@ def gradients(ys, xs, grad_ys=None, name="gradients", gate_gradients=False,
     target_grads = [g for y, g in zip(ys, grad_ys) if isinstance(y, Tensor)]
     with graph.as_default():
         return backprop(targets, target_grads, xs, _graph_producer,
-                        stop=flatten(stop_gradients) if stop_gradients is not None else (),
+                        stop=() if stop_gradients is None else
+                        substituted(flatten(stop_gradients)),
                         aggregation_method=aggregation_method, unconnected=unconnected)

@@ -5,7 +5,7 @@ import numpy as np
 from .dispatch import READ, bind
 from .node import Node
 from .registry import Primitive, get
-from .state import STATE
+from .state import THREAD
 from .tensor import Tensor, Variable, owned, shapes_compatible
 
 
@@ -21,9 +21,49 @@ CONST = Primitive("const", lambda: None, nondiff=True)
 # folded buffer would be shared, and overwritten, by every run.
 UNFOLDABLE = set()
 
+# Primitives that write into some of their inputs in place (TensorArray buffers): name ->
+# ``written(params)``, the positions of those inputs. A plan never reads such an input again,
+# but a batch run once per member (run_members) must give each member its own copy.
+WRITES_IN_PLACE = {}
+
 # Primitives that hand their inputs on unchanged (control flow passes captures to its blocks,
 # custom_gradient its results): weak inputs stay weak there, the ops that use them promote.
 PASS_THROUGH = set()
+
+
+def _substitute(a, stack):
+    if isinstance(a, Tensor):
+        for maps in stack:
+            for m in maps:
+                a = m.get(id(a), a)
+    return a
+
+
+def substituted(x):
+    """``x`` (a tensor or a list of them) as the ops of the graph being built read it now:
+    the clone's tensor in place of the original while :meth:`Graph.substituting` is active
+    (so that a ``grad_fn`` watching or differentiating the tensors it closed over gets the
+    clone's)."""
+    graphs = THREAD.state.graphs
+    graph = graphs[-1] if graphs else None
+    if graph is None or not graph._substitutions:
+        return x
+    if isinstance(x, list):
+        return [_substitute(a, graph._substitutions) for a in x]
+    return _substitute(x, graph._substitutions)
+
+
+class _Substituting:
+    __slots__ = ("graph", "maps")
+
+    def __init__(self, graph, maps):
+        self.graph, self.maps = graph, tuple(maps)
+
+    def __enter__(self):
+        self.graph._substitutions.append(self.maps)
+
+    def __exit__(self, *exc):
+        self.graph._substitutions.pop()
 
 
 class Graph:
@@ -46,6 +86,7 @@ class Graph:
         self._captured = {}    # id(array) -> (array, its read-only copy)
         self._weak_casts = {}  # (id(weak tensor), dtype) -> its cast (see _weak_cast)
         self._plans = {}
+        self._substitutions = []  # see substituting()
 
     # --- building ------------------------------------------------------------------------
     def as_default(self):
@@ -56,7 +97,17 @@ class Graph:
         self._name_counts[base] = count + 1
         return base if count == 0 else f"{base}_{count}"
 
+    def substituting(self, maps):
+        """Context in which the nodes added read, for each tensor input, what ``maps`` (dicts
+        from ``id(tensor)`` to a tensor, applied in order) give for it. A loop or branch body's
+        op that holds a Python function reading the body's tensors (a custom gradient's
+        ``grad_fn``) is cloned by control flow's gradient rules; the clone's function then
+        reads the clone's tensors, not the original body's."""
+        return _Substituting(self, maps)
+
     def add_node(self, prim, args, params, name=None, avals=None):
+        if self._substitutions:
+            args = tuple(_substitute(a, self._substitutions) for a in args)
         inputs = tuple(self._as_input(a, prim) for a in args)
         if avals is None and any(isinstance(a, Tensor) and a._weak for a in inputs) \
                 and prim.name not in PASS_THROUGH:
@@ -135,11 +186,11 @@ class Graph:
         cast primitive) so that recorders see it; a new one while any recorder is active, as a
         recorder that began after the first could not differentiate through it."""
         key = (id(a), dtype)
-        if not STATE.recorders and key in self._weak_casts:
+        if not THREAD.state.recorders and key in self._weak_casts:
             return self._weak_casts[key]
         with self.as_default():
             out = bind(get("cast"), (a,), {"dtype": dtype})
-        if not STATE.recorders:
+        if not THREAD.state.recorders:
             self._weak_casts[key] = out
         return out
 
@@ -211,11 +262,11 @@ class _DefaultGraph:
         self.graph = graph
 
     def __enter__(self):
-        STATE.graphs.append(self.graph)
+        THREAD.state.graphs.append(self.graph)
         return self.graph
 
     def __exit__(self, *exc):
-        STATE.graphs.pop()
+        THREAD.state.graphs.pop()
 
 
 def is_weak(x):
@@ -248,7 +299,8 @@ def python_operator(apply, operands, arithmetic=True):
 
 def get_default_graph():
     """The graph ops are currently added to, or None in eager mode."""
-    return STATE.graphs[-1] if STATE.graphs else None
+    graphs = THREAD.state.graphs
+    return graphs[-1] if graphs else None
 
 
 def placeholder(dtype, shape=None, name=None):
@@ -260,13 +312,26 @@ def placeholder(dtype, shape=None, name=None):
     return graph.placeholder(dtype, shape, name)
 
 
-def _batch_by_loop(multiple_results):
+def run_members(prim, forward, args, flags, params):
+    """``forward`` once per batch member: the list of their outputs. An unbatched input that
+    the op writes in place (see WRITES_IN_PLACE) is copied for each member, which would
+    otherwise all write into one buffer (every member's result would be the last one's)."""
+    k = next(len(a) for a, f in zip(args, flags) if f)
+    written = WRITES_IN_PLACE.get(prim.name)
+    written = written(params) if written is not None else ()
+    outs = []
+    for j in range(k):
+        member = [a[j] if f else np.array(a) if i in written and isinstance(a, np.ndarray)
+                  else a for i, (a, f) in enumerate(zip(args, flags))]
+        outs.append(forward(*member, **params))
+    return outs
+
+
+def _batch_by_loop(prim):
     """The batching rule of last resort: run once per batch member and stack."""
     def rule(forward, args, flags, **params):
-        k = next(len(a) for a, f in zip(args, flags) if f)
-        outs = [forward(*[a[j] if f else a for a, f in zip(args, flags)], **params)
-                for j in range(k)]
-        if multiple_results:
+        outs = run_members(prim, forward, args, flags, params)
+        if prim.multiple_results:
             return tuple(np.stack(parts) for parts in zip(*outs))
         return np.stack(outs)
     return rule
@@ -512,7 +577,7 @@ class Plan:
                     result = forward(*args, **params)
                     batched_out = False
                 else:
-                    rule = node.prim.batch_rule or _batch_by_loop(node.prim.multiple_results)
+                    rule = node.prim.batch_rule or _batch_by_loop(node.prim)
                     result = rule(forward, args, flags, **params)
                     batched_out = True
             except Exception as exc:

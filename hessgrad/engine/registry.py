@@ -59,6 +59,10 @@ class Primitive:
             them, to skip the Tensor wrappers); true for hessgrad's own primitives, false for
             user-defined ones, whose rules always see Tensors.
         builtin: registered by hessgrad itself (before :func:`seal_builtins`).
+        closures: its params hold Python functions that read graph tensors (custom_gradient's
+            ``grad_fn``): control flow's clone of such a node in a loop or branch body adds
+            ``remaps`` to its params (see :meth:`hessgrad.engine.graph.Graph.substituting`),
+            through which those functions read the clone's tensors.
         eager_forward: what eager calls run: ``forward.unchecked`` when ``forward`` is a
             wrapper that only explains failures (the eager path re-runs ``forward`` to raise
             its clear error), else ``forward``.
@@ -66,10 +70,10 @@ class Primitive:
 
     __slots__ = ("name", "forward", "eager_forward", "vjps", "jvps", "joint_vjp", "joint_jvp",
                  "linear", "shape_rule", "none_grads_ok", "nondiff", "multiple_results",
-                 "batch_rule", "array_rules", "builtin")
+                 "batch_rule", "array_rules", "builtin", "closures")
 
     def __init__(self, name, forward, vjp=None, jvp=None, *, linear=False, shape_rule=None,
-                 none_grads_ok=False, nondiff=False, multiple_results=False):
+                 none_grads_ok=False, nondiff=False, multiple_results=False, closures=False):
         if name in PRIMITIVES:
             raise ValueError(f"primitive {name!r} is registered twice")
         self.name = name
@@ -87,6 +91,7 @@ class Primitive:
         self.batch_rule = None  # set by hessgrad.ops.batching; the executor loops without one
         self.array_rules = False  # set by hessgrad.ops for its own primitives
         self.builtin = not _SEALED
+        self.closures = closures
         PRIMITIVES[name] = self
 
     def __repr__(self):

@@ -1,4 +1,11 @@
-"""Process-wide engine state: the active recorders (tapes, accumulators) and graph stack."""
+"""Engine state, one per thread: the active recorders (tapes, accumulators) and graph stack.
+
+Per thread as in TensorFlow and JAX: a tape records only the ops of the thread that entered
+it, and one thread's backward pass cannot turn another's results into plain values. Hot paths
+read ``THREAD.state`` once (one thread-local lookup) and then its slots.
+"""
+
+import threading
 
 
 class _State:
@@ -13,7 +20,12 @@ class _State:
         self.plain_values = False
 
 
-STATE = _State()
+class _PerThread(threading.local):
+    def __init__(self):  # runs on each thread's first access
+        self.state = _State()
+
+
+THREAD = _PerThread()
 
 
 class Recorder:
@@ -30,13 +42,14 @@ class Recorder:
         if self._recording:
             raise ValueError(f"{type(self).__name__} is already recording; it cannot be "
                              "entered again while active")
-        STATE.recorders.append(self)
+        self._active_in = THREAD.state.recorders  # the entering thread's (exit may run elsewhere)
+        self._active_in.append(self)
         self._recording = True
         return self
 
     def __exit__(self, *exc):
         if self._recording:
-            STATE.recorders.remove(self)
+            self._active_in.remove(self)
             self._recording = False
 
 
@@ -49,8 +62,9 @@ class paused_from:
         self.index = index
 
     def __enter__(self):
-        self.saved = STATE.limit
-        STATE.limit = self.index if self.saved is None else min(self.saved, self.index)
+        state = THREAD.state
+        self.saved = state.limit
+        state.limit = self.index if self.saved is None else min(self.saved, self.index)
 
     def __exit__(self, *exc):
-        STATE.limit = self.saved
+        THREAD.state.limit = self.saved

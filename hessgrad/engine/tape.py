@@ -3,9 +3,10 @@
 from .backprop import UnconnectedGradients, backprop, check_seeds, check_unconnected, \
     unconnected_gradient
 from .dispatch import READ, bind
+from .graph import substituted
 from .nest import flatten, pack_as
 from .registry import get
-from .state import STATE, Recorder, paused_from
+from .state import THREAD, Recorder, paused_from
 from .tensor import Tensor, Variable, is_differentiable_dtype
 
 
@@ -64,7 +65,7 @@ class GradientTape(Recorder):
     # --- watching --------------------------------------------------------------------------
     def watch(self, tensor):
         """Track a tensor (or a nested structure of them) for differentiation."""
-        for t in [tensor] if isinstance(tensor, Tensor) else flatten(tensor):
+        for t in substituted([tensor] if isinstance(tensor, Tensor) else flatten(tensor)):
             if not isinstance(t, Tensor):
                 raise ValueError(f"GradientTape.watch: passed in {t!r}, which is not a Tensor "
                                  "or Variable; convert it with hg.constant first")
@@ -124,9 +125,9 @@ class GradientTape(Recorder):
         if self._used and not self._persistent:
             raise RuntimeError("A non-persistent GradientTape can only be used to compute one "
                                "set of gradients (or jacobians)")
-        targets = [target] if isinstance(target, Tensor) else flatten(target)
+        targets = substituted([target] if isinstance(target, Tensor) else flatten(target))
         single = isinstance(sources, Tensor)
-        flat_sources = [sources] if single else flatten(sources)
+        flat_sources = substituted([sources] if single else flatten(sources))
         for s in flat_sources:
             if not isinstance(s, Tensor):
                 raise ValueError(f"GradientTape.gradient: source {s!r} is not a Tensor or "
@@ -158,7 +159,7 @@ class GradientTape(Recorder):
                     for s in sources]
         self._used = True
         was_paused, self.paused = self.paused, True
-        recorders = STATE.recorders
+        recorders = THREAD.state.recorders
         # Innermost recorder: hide it (and nothing else) so that ops of the backward pass skip
         # the recorders entirely unless an outer one is active.
         innermost = bool(recorders) and recorders[-1] is self

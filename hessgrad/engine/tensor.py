@@ -4,7 +4,7 @@ import itertools
 
 import numpy as np
 
-from .state import STATE
+from .state import THREAD
 
 _variable_ids = itertools.count()
 
@@ -102,7 +102,8 @@ class Tensor:
         return self._value
 
     def __array__(self, dtype=None, copy=None):
-        if STATE.recorders and any(getattr(r, "tracks", _never)(self) for r in STATE.recorders):
+        recorders = THREAD.state.recorders
+        if recorders and any(getattr(r, "tracks", _never)(self) for r in recorders):
             raise TypeError(
                 "a tensor that is being differentiated was converted to a numpy array (by "
                 "numpy.array, numpy.asarray or an ndarray method), which would silently drop "

@@ -9,6 +9,7 @@ import contextlib
 import ctypes
 import hashlib
 import os
+import threading
 
 import numpy as np
 
@@ -111,11 +112,11 @@ def _read_entry(path):
 
 def _write_entry(path, extra, obj):
     rest = len(extra).to_bytes(8, "little") + extra + obj
-    tmp = f"{path}.{os.getpid()}.tmp"
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"  # per writer
     try:
         with open(tmp, "wb") as fh:
             fh.write(_MAGIC + hashlib.sha256(rest).digest() + rest)
-        os.replace(tmp, path)  # atomic: concurrent processes never see half a file
+        os.replace(tmp, path)  # atomic: concurrent writers never leave half a file
     except OSError:  # a cache that cannot be written only costs the next process time
         with contextlib.suppress(OSError):
             os.remove(tmp)

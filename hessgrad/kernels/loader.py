@@ -10,6 +10,7 @@ import importlib.util
 import os
 import sys
 import tempfile
+import threading
 
 _LOADED = {}
 
@@ -37,10 +38,10 @@ def load(source, entry="kernel"):
     modname = f"hessgrad_kernel_{digest}"
     path = os.path.join(cache_dir(), modname + ".py")
     if not os.path.exists(path):
-        tmp = f"{path}.{os.getpid()}.tmp"
+        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"  # per writer
         with open(tmp, "w") as fh:
             fh.write(source)
-        os.replace(tmp, path)  # atomic: concurrent processes never see half a file
+        os.replace(tmp, path)  # atomic: concurrent writers never leave half a file
     spec = importlib.util.spec_from_file_location(modname, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[modname] = module

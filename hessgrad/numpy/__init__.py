@@ -1,9 +1,12 @@
 """``import hessgrad.numpy as np``: numpy's API over hessgrad primitives, differentiable to any
 order in eager mode and inside ``hessgrad.function``.
 
-Each family lives in its own module; this namespace gathers them. ``linalg`` is a submodule
-as in numpy.
+Each family lives in its own module; this namespace gathers them. ``linalg`` and ``fft``
+are submodules as in numpy; ``random`` is numpy.random itself (random numbers are constants
+for differentiation), as in autograd.numpy.
 """
+
+import sys as _sys
 
 import numpy as _np
 
@@ -28,4 +31,9 @@ from ._type_helpers import *  # noqa: F401,F403
 from ._histograms import *  # noqa: F401,F403
 from ._indices import *  # noqa: F401,F403
 from . import linalg  # noqa: F401
+from . import fft  # noqa: F401
 from . import _interop  # noqa: F401 - Tensor methods and the numpy dispatch protocols
+from numpy import random  # noqa: E402,F401
+
+# ``import hessgrad.numpy.random as npr`` works as ``import autograd.numpy.random as npr`` does
+_sys.modules[__name__ + ".random"] = random

@@ -21,19 +21,32 @@ _NoValue = object()
 
 
 def shape(a):
-    """The shape of ``a`` (static; a tensor's shape is known while tracing)."""
-    return tuple(_shape_of(a)) if isinstance(a, _Tensor) else _np.shape(a)
+    """The shape of ``a``: static, so a symbolic tensor's unknown dimensions are None (as in
+    TensorFlow); a tensor of unknown rank raises ValueError."""
+    if not isinstance(a, _Tensor):
+        return _np.shape(a)
+    return _known_rank_shape(a, "shape")
+
+
+def _known_rank_shape(a, fname):
+    s = _shape_of(a)
+    if s is None:
+        raise ValueError(f"hessgrad.numpy.{fname}: the rank of symbolic tensor {a.name} is "
+                         "unknown while its graph is built; give its placeholder a shape")
+    return tuple(s)
 
 
 def ndim(a):
-    return len(shape(a))
+    return len(_known_rank_shape(a, "ndim")) if isinstance(a, _Tensor) else _np.ndim(a)
 
 
 def size(a, axis=None):
-    s = shape(a)
-    if axis is None:
-        return int(_np.prod(s, dtype=_np.int64))
-    return s[_sh.normalize_axis(axis, len(s), "size")]
+    s = _known_rank_shape(a, "size") if isinstance(a, _Tensor) else _np.shape(a)
+    picked = s if axis is None else (s[_sh.normalize_axis(axis, len(s), "size")],)
+    if None in picked:
+        raise ValueError(f"hessgrad.numpy.size: symbolic tensor {a.name} of shape {s} has "
+                         "dimensions unknown while its graph is built")
+    return int(_np.prod(picked, dtype=_np.int64))
 
 
 def reshape(a, shape=None, order="C", *, newshape=None, copy=None):

@@ -1,7 +1,7 @@
 """Primitives by family. Importing this package registers every op and Tensor's operators."""
 
-from . import (core, decompositions, eig, elementwise, integer, linalg, overloads,  # noqa: F401
-               reduction, shape, signal, sorting, special)
+from . import (core, decompositions, eig, elementwise, fft, integer, linalg,  # noqa: F401
+               overloads, reduction, shape, signal, sorting, special)
 from . import batching  # noqa: E402,F401 - after every family: it annotates their primitives
 
 from ..engine.registry import PRIMITIVES  # noqa: E402

@@ -181,6 +181,14 @@ def _joined(is_concat):
     return rule
 
 
+def _fourier(forward, args, flags, axes=None, axis=None, **params):
+    """fft / rfft / irfft: their one operand carries the batch; the transformed axes move."""
+    core = np.ndim(args[0]) - 1
+    if axes is not None:
+        return forward(*args, axes=tuple(a % core + 1 for a in axes), **params)
+    return forward(*args, axis=axis % core + 1, **params)
+
+
 ELEMENTWISE = {
     "add", "subtract", "multiply", "divide", "negative", "power", "square", "reciprocal",
     "exp", "log", "log1p", "expm1", "sqrt", "tanh", "sin", "cos", "absolute", "sign",
@@ -198,7 +206,7 @@ REDUCTIONS = {"sum", "mean", "max", "min", "logsumexp", "prod"}
 RULES = {"reshape": _reshape, "transpose": _transpose, "getitem": _getitem,
          "scatter_add": _scatter_add, "broadcast_to": _broadcast_to, "sum_to": _sum_to,
          "matmul": _matmul, "einsum": _einsum, "concatenate": _joined(True),
-         "stack": _joined(False)}
+         "stack": _joined(False), "fft": _fourier, "rfft": _fourier, "irfft": _fourier}
 
 
 def install():

@@ -49,7 +49,8 @@ import numpy as np
 from ..engine.dispatch import READ, bind
 from ..engine.forward import push_tangents
 from ..engine.gradients import gradients
-from ..engine.graph import CONST, PASS_THROUGH, UNFOLDABLE, Plan, get_default_graph, is_weak
+from ..engine.graph import (CONST, PASS_THROUGH, UNFOLDABLE, WRITES_IN_PLACE, Plan,
+                            get_default_graph, is_weak, run_members)
 from ..engine.nest import flatten, pack_as
 from ..engine.registry import primitive
 from ..engine.tensor import Tensor, Variable, is_differentiable_dtype, shape_of
@@ -67,11 +68,17 @@ def _check_index(idx, rows, what, dynamic=False):
     idx = np.asarray(idx)
     if idx.dtype.kind not in "iu":
         raise TypeError(f"{what}: index must be an integer, got dtype {idx.dtype}")
+    if idx.ndim == 0:  # a loop's common case, without reductions
+        # A Python int: numpy's basic indexing, far faster than a 0-d index array.
+        i = int(idx)
+        if i < 0 or not dynamic and i >= rows:
+            raise IndexError(f"{what}: index {i} is out of range for a TensorArray of size "
+                             f"{rows}")
+        return i
     if idx.size and (idx.min() < 0 or (not dynamic and idx.max() >= rows)):
         raise IndexError(f"{what}: index {idx.tolist()} is out of range for a TensorArray "
                          f"of size {rows}")
-    # A Python int for a scalar: numpy's basic indexing, far faster than a 0-d index array.
-    return int(idx) if idx.ndim == 0 else idx
+    return idx
 
 
 def _ta_buffer(shape, dtype):
@@ -90,7 +97,7 @@ def _ta_write(buf, idx, value, dynamic=False):
     if value.shape != expected:
         raise ValueError(f"TensorArray.write: value of shape {value.shape} does not match the "
                          f"element shape {buf.shape[1:]} (index shape {np.shape(idx)})")
-    needed = int(np.max(idx)) + 1 if np.size(idx) else 0
+    needed = idx + 1 if type(idx) is int else int(np.max(idx)) + 1 if idx.size else 0
     if needed > _rows(buf):  # only when dynamic: grow geometrically (amortised O(1) writes)
         grown = np.zeros((max(needed, 2 * _rows(buf)),) + buf.shape[1:], buf.dtype)
         grown[:_rows(buf)] = buf
@@ -116,6 +123,7 @@ tensor_array_write = primitive(
          None,
          lambda t, ans, buf, idx, value, dynamic=False: tensor_array_read_adjoint(t, idx, ans)],
     shape_rule=_ta_write_shape)
+WRITES_IN_PLACE["tensor_array_write"] = lambda params: (0,)
 
 
 def _ta_read(buf, idx, prefix=False):
@@ -252,6 +260,7 @@ class _Block:
         if tangents is not None:
             tan = {id(t): d for t, d in zip(self.params + list(captures), tangents)
                    if d is not None}
+        records = {}  # a while node's history switch -> its clone's (shared with its JVP loop)
         for node in self.nodes:
             if node.prim is CONST:
                 outs = (self.graph.constant(node.params["value"]),)
@@ -259,8 +268,16 @@ class _Block:
                 args = [mapping.get(id(a), a) if isinstance(a, Tensor) else a
                         for a in node.inputs]
                 params = node.params
-                if node.prim is _while.primitive:  # a clone keeps its own history switch
-                    params = dict(params, record=_Record())
+                if node.prim is _while.primitive:
+                    # A clone keeps its own history switch, on where the original's is: the
+                    # block may hold the reverse loop of that node, cloned too, which reads
+                    # the clone's history.
+                    old = params["record"]
+                    if id(old) not in records:
+                        records[id(old)] = _Record(old.on)
+                    params = dict(params, record=records[id(old)])
+                elif node.prim.closures:  # its Python functions read this clone's tensors
+                    params = dict(params, remaps=params.get("remaps", ()) + (mapping,))
                 outs = _apply(node.prim, args, params)
                 arg_tangents = [tan.get(id(a)) if isinstance(a, Tensor) else None
                                 for a in node.inputs]
@@ -323,8 +340,8 @@ class _Record:
 
     __slots__ = ("on",)
 
-    def __init__(self):
-        self.on = False
+    def __init__(self, on=False):
+        self.on = on
 
 
 class _Loop:
@@ -437,15 +454,19 @@ def _while_jvp(tangents, ans, *inputs, n_vars, loop, record, maximum_iterations,
         return list(outs) + [out_tangents[j] if out_tangents[j] is not None else
                              zeros_like(outs[j]) for j in dvars]
 
+    # A buffer's tangent is a TensorArray buffer too (written once per element, in place):
+    # like the buffer it keeps no history (which would copy it at each iteration, and
+    # could not be stacked once a dynamic buffer grows).
+    buffers = set(loop.buffers) | {n_vars + i for i, j in enumerate(dvars) if j in loop.buffers}
     graph = get_default_graph() or ans[0].graph
-    outs = _make_while(graph, cond_flat, body_flat, init, avals, loop.buffers,
+    outs = _make_while(graph, cond_flat, body_flat, init, avals, buffers,
                        maximum_iterations, record=record)
     result = [None] * len(ans)
     for i, j in enumerate(dvars):
         result[j] = outs[n_vars + i]
     # Histories: the tangent of the node's history of variable j is this loop's history of
     # the tangent of j (the loop records all its variables but the buffers).
-    recorded = [k for k in range(n_vars + nd) if k not in loop.buffers]
+    recorded = [k for k in range(n_vars + nd) if k not in buffers]
     hist_out = dict(zip(recorded, outs[n_vars + nd + 1:]))
     for h, j in enumerate(loop.recorded):
         if j in dvars:
@@ -456,6 +477,33 @@ def _while_jvp(tangents, ans, *inputs, n_vars, loop, record, maximum_iterations,
 _while = primitive("while", _while_forward, vjp=_while_vjp, jvp=_while_jvp, none_grads_ok=True,
                    multiple_results=True,
                    shape_rule=lambda *inputs, loop, **params: loop.out_avals)
+WRITES_IN_PLACE["while"] = lambda params: params["loop"].buffers  # the body writes them
+
+
+def _while_batched(forward, args, flags, *, n_vars, loop, **params):
+    """A batch runs the loop once per member (trip counts may differ); the histories (and
+    grown TensorArray buffers) of members that ran longer are longer: shorter ones are
+    padded with zeros, which no member reads (its reverse loop reads its own trip count of
+    rows, its TensorArray its own size)."""
+    params = dict(params, n_vars=n_vars, loop=loop)
+    outs = run_members(_while.primitive, forward, args, flags, params)
+    stacked = []
+    for i, parts in enumerate(zip(*outs)):
+        shapes = [np.shape(p) for p in parts]
+        if len(set(shapes)) > 1:
+            if i < n_vars and i not in loop.buffers:
+                raise ValueError(f"while_loop: on a batch (Function.map, batched products), "
+                                 f"loop variable {i} ends with a shape that differs between "
+                                 f"batch members ({sorted(set(shapes))}); call the function "
+                                 "once per member")
+            longest = max(s[0] for s in shapes)
+            parts = [np.concatenate([p, np.zeros((longest - len(p),) + p.shape[1:], p.dtype)])
+                     for p in parts]
+        stacked.append(np.stack(parts))
+    return tuple(stacked)
+
+
+_while.primitive.batch_rule = _while_batched
 
 
 class _Shape:
@@ -740,8 +788,23 @@ def _cond_jvp(tangents, ans, pred, *captures, branches, **_):
     return tuple(result)
 
 
+def _written_captures(blocks, captures):
+    """The positions among a cond node's inputs (the predicate, then ``captures``) of the
+    captures that an op of a branch writes in place (a TensorArray written in a branch)."""
+    position = {id(c): 1 + k for k, c in enumerate(captures)}
+    written = set()
+    for block in blocks:
+        for node in block.nodes:
+            rule = WRITES_IN_PLACE.get(node.prim.name)
+            for i in rule(node.params) if rule is not None else ():
+                if id(node.inputs[i]) in position:
+                    written.add(position[id(node.inputs[i])])
+    return frozenset(written)
+
+
 _cond = primitive("cond", _cond_forward, vjp=_cond_vjp, jvp=_cond_jvp, multiple_results=True,
                   shape_rule=_cond_shape)
+WRITES_IN_PLACE["cond"] = lambda params: params["branches"][1]
 PASS_THROUGH.update(("while", "cond"))  # captures reach the blocks' ops as they are
 
 
@@ -785,13 +848,14 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
         raise TypeError(f"cond: pred must be a boolean scalar, got dtype {pred.dtype} and "
                         f"shape {pred.shape}")
     graph = graph or pred.graph
-    structures = {}
+    structures, kinds = {}, {}
 
     def flat_branch(fn, which):
-        def run():
+        def run():  # a TensorArray result is its flow tensors (buffer, and size if dynamic)
             out = fn()
             structures[which] = out
-            return flatten(out)
+            flat, kinds[which] = _to_flat(flatten(out), "cond")
+            return flat
         return run
 
     true_flat, false_flat = flat_branch(true_fn, "true_fn"), flat_branch(false_fn, "false_fn")
@@ -819,12 +883,15 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
     with graph.as_default():
         outs = _cond(pred, *captures, true_plan=t_block.plan(captures),
                      false_plan=f_block.plan(captures),
-                     branches=((t_block, f_block), None, avals, captures))
+                     branches=((t_block, f_block), _written_captures((t_block, f_block),
+                                                                     captures), avals, captures))
     # A result both branches give as Python scalars (or weak tensors) is weak: eagerly, the
     # chosen branch's Python scalar is the result.
-    for o, a, b in zip(outs, flatten(structure), flatten(structures["false_fn"])):
+    t_flat, _ = _to_flat(flatten(structure), "cond")
+    f_flat, _ = _to_flat(flatten(structures["false_fn"]), "cond")
+    for o, a, b in zip(outs, t_flat, f_flat):
         o._weak = is_weak(a) and is_weak(b)
-    return pack_as(structure, list(outs))
+    return pack_as(structure, _from_flat(list(outs), kinds["true_fn"]))
 
 
 # --- TensorArray ----------------------------------------------------------------------------

@@ -352,3 +352,34 @@ def test_constant_results_are_the_callers_to_update_in_place():
         value, grad = hg.function(hg.value_and_grad(f))(x)
         grad += 1.0
         np.testing.assert_array_equal(hg.function(hg.value_and_grad(f))(x)[1], np.full(n, 3.0))
+
+
+def test_loop_bodies_and_branches_are_compiled_too():
+    from hessgrad.compiler import CompiledPlan
+    from hessgrad.compiler.blocks import compile_blocks
+    from hessgrad.compiler.ir import Program
+    from hessgrad.engine.graph import Plan
+
+    def f(x):
+        y = hg.cond(hg.reduce_sum(x) > 0.0, lambda: x * 2.0, lambda: x - 1.0)
+        return hg.reduce_sum(hg.scan(lambda acc, e: hg.tanh(acc * e), y, initializer=1.0))
+
+    x = np.linspace(-0.5, 1.0, 7)
+    fn = hg.function(hg.grad(f))
+    compiled = fn.get_concrete_function(x).compiled
+    nested = [v for op in compiled.program.ops for v in op.params.values()
+              if isinstance(v, (Plan, CompiledPlan))]
+    assert {op.name for op in compiled.program.ops} >= {"while", "cond"}
+    assert nested and all(isinstance(v, CompiledPlan) for v in nested)
+    np.testing.assert_allclose(fn(x), hg.function(hg.grad(f), optimize=False)(x), rtol=1e-14)
+    np.testing.assert_allclose(fn(x), hg.grad(f)(x), rtol=1e-14)
+
+    # a block that fails to compile runs as it is, with a warning
+    prog = Program(fn.get_concrete_function(x).plan)
+    def broken(plan):
+        raise RuntimeError("no")
+    with pytest.warns(RuntimeWarning, match="compiling a block of a '(while|cond)' op failed "
+                                            r"\(RuntimeError: no\)"):
+        compile_blocks(prog, broken)
+    assert all(isinstance(v, Plan) for op in prog.ops for v in op.params.values()
+               if isinstance(v, (Plan, CompiledPlan)))

@@ -131,3 +131,44 @@ def test_batched_hvp_of_a_while_loop_runs_member_by_member():
     np.testing.assert_allclose(op.matmat(np.eye(4)[:, 1:3]), columns[1:3].T, rtol=1e-12)
     np.testing.assert_allclose(op.to_dense(), columns.T, rtol=1e-12)
     np.testing.assert_allclose(hg.hessian(_looped)(x), columns, rtol=1e-12)
+
+
+def tensor_array_rows(x):
+    ta = hg.TensorArray("float64", size=2, element_shape=x.shape).write(0, x).write(1, x * x)
+    return ta.stack()
+
+
+def until_large(x):  # the trip count depends on x: batch members run different numbers of times
+    _, s = hg.while_loop(lambda i, s: hnp.sum(s ** 2) < 4.0,
+                         lambda i, s: (i + 1, s * 1.5 + 0.1 * hnp.sin(x)), (0, x))
+    return hnp.sum(s ** 3)
+
+
+def row_by_branch(x):  # a branch writes the TensorArray it captures
+    ta = hg.TensorArray("float64", size=2, element_shape=x.shape)
+    ta = hg.cond(x[0] > 0.0, lambda: ta.write(0, x ** 2), lambda: ta.write(0, hnp.sin(x)))
+    return ta.write(1, x * 3.0).stack()
+
+
+def rows_in_loop(x):
+    ta = hg.TensorArray("float64", size=3, element_shape=x.shape)
+    _, ta = hg.while_loop(lambda i, ta: i < 3, lambda i, ta: (
+        i + 1, ta.write(i, hnp.sin(x) * hg.cast(i + 1, "float64"))), (0, ta))
+    return hnp.sum(ta.stack() ** 2 * x[0])
+
+
+@pytest.mark.parametrize("f,transform", [
+    (tensor_array_rows, None),          # the members wrote into one shared buffer
+    (row_by_branch, None),
+    (rows_in_loop, None),
+    (rows_in_loop, hg.grad),
+    (until_large, hg.grad),             # histories of different lengths could not be stacked
+    (until_large, hg.hessian),
+], ids=["tensor-array", "tensor-array-in-cond", "tensor-array-in-loop", "grad-tensor-array-in-loop",
+        "grad-trip-counts-differ", "hessian-trip-counts-differ"])
+def test_map_of_control_flow_equals_loop(f, transform):
+    X = np.random.default_rng(7).standard_normal((6, 3))
+    g = f if transform is None else transform(f)
+    loop = np.stack([np.asarray(g(X[j]) if transform else hg.function(f)(X[j]))
+                     for j in range(6)])
+    np.testing.assert_allclose(hg.function(g).map(X), loop, rtol=1e-12, atol=1e-12)

@@ -184,7 +184,7 @@ def test_first_order_pass_computes_on_plain_arrays_but_returns_tensors():
     np.testing.assert_allclose(g.numpy(), 2 * np.cos(2 * X), rtol=1e-15)
     # a user's rule sees Tensors, and its ops make Tensors, even on the plain-array path
     assert seen == [(hg.Tensor, hg.Tensor)]
-    assert not hg.engine.state.STATE.plain_values
+    assert not hg.engine.state.THREAD.state.plain_values
 
 
 def test_custom_gradient_function_sees_tensors_in_a_first_order_pass():
@@ -205,4 +205,4 @@ def test_a_failing_rule_leaves_no_plain_mode_behind():
     bad.primitive.array_rules = True
     with pytest.raises(ValueError):
         hg.grad(lambda x: hnp.sum(hnp.sin(bad(x))))(X)
-    assert not hg.engine.state.STATE.plain_values
+    assert not hg.engine.state.THREAD.state.plain_values

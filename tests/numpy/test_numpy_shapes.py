@@ -379,3 +379,21 @@ def test_dtypes_and_errors_follow_numpy():
         hnp.delete(np.ones((2, 3)), 5, axis=1)
     with pytest.raises(IndexError, match="insert: obj 9 is out of bounds for axis 1"):
         hnp.insert(np.ones((2, 3)), 9, 1.0, axis=1)
+
+
+def test_shape_ndim_size_of_symbolic_tensors():
+    g = hg.Graph()
+    with g.as_default():
+        unknown_rank = hg.placeholder("float64", shape=None)
+        partly = hg.placeholder("float64", shape=(None, 3))
+        assert hnp.shape(partly) == (None, 3) and hnp.ndim(partly) == 2
+        assert hnp.size(partly, axis=-1) == 3
+        for fn in (hnp.shape, hnp.ndim, hnp.size):
+            with pytest.raises(ValueError, match=rf"{fn.__name__}: the rank of symbolic tensor "
+                                                 "Placeholder:0 is unknown"):
+                fn(unknown_rank)
+        for axis in (None, 0):
+            with pytest.raises(ValueError, match=r"size: symbolic tensor .* shape \(None, 3\)"):
+                hnp.size(partly, axis=axis)
+    assert hnp.size(np.ones((2, 3)), 1) == 3 and hnp.ndim(3.0) == 0
+    assert hnp.size(hg.constant(np.ones((2, 0)))) == 0

@@ -471,3 +471,128 @@ def test_graph_hvp_strategies_through_loops_agree_with_eager(mode):
     expect = hg.hvp(looped_unrolled)(a0, v)
     got = hg.make_hvp(looped, mode=mode)(a0)(v)  # traced: while/cond/TensorArray nodes
     np.testing.assert_allclose(got, expect, rtol=1e-12, atol=1e-13)
+
+
+def nested_loops(x):
+    def outer(i, s):
+        _, t = while_loop(lambda j, t: j < 2, lambda j, t: (j + 1, hg.sin(t) * s), (0, s))
+        return i + 1, t
+    _, s = while_loop(lambda i, s: i < 2, outer, (0, x))
+    return hg.reduce_sum(s)
+
+
+def nested_loops_unrolled(x):
+    s = x
+    for _ in range(2):
+        t = s
+        for _ in range(2):
+            t = hg.sin(t) * s
+        s = t
+    return hg.reduce_sum(s)
+
+
+@pytest.mark.parametrize("mode", ["fwd-rev", "rev-rev", "rev-fwd"])
+def test_graph_hvp_through_nested_loops(mode):
+    # The forward pass of the outer loop's reverse loop clones its body, which holds the
+    # inner loop *and* the inner loop's reverse loop reading its history: the clone of the
+    # inner loop must keep recording (it was fed None instead of its history).
+    x, v = np.array([0.3, 0.5, -0.2]), np.array([1.0, -0.5, 2.0])
+    expect = hg.hvp(nested_loops_unrolled)(x, v)
+    got = hg.function(lambda z, w: hg.hvp(nested_loops, mode=mode)(z, w), optimize=False)(x, v)
+    np.testing.assert_allclose(got, expect, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(hg.make_hvp(nested_loops, mode=mode)(x)(v), expect, rtol=1e-12,
+                               atol=1e-14)
+
+
+def dynamic_rows(x):
+    ta = TensorArray("float64", size=0, dynamic_size=True, element_shape=(3,))
+    _, ta = while_loop(lambda i, ta: i < 4,
+                       lambda i, ta: (i + 1, ta.write(i, x * hg.cast(i + 1, "float64"))),
+                       (0, ta))
+    return hg.reduce_sum(ta.read(2) * ta.read(3)) + hg.reduce_sum(ta.read(0) ** 3)
+
+
+def test_graph_hvp_through_a_growing_tensor_array():
+    # Forward mode carries the buffer's tangent through the loop: a buffer too, it keeps no
+    # history (stacking the grown tangent buffers of every iteration failed).
+    x, v = np.array([0.3, 0.5, -0.2]), np.array([1.0, -0.5, 2.0])
+    expect = 24.0 * v + 6.0 * x * v  # sum(12 x^2 + x^3)
+    for mode in ("fwd-rev", "rev-fwd"):
+        np.testing.assert_allclose(hg.make_hvp(dynamic_rows, mode=mode)(x)(v), expect,
+                                   rtol=1e-13)
+    np.testing.assert_allclose(hg.hessian(dynamic_rows)(x), np.diag(24.0 + 6.0 * x),
+                               rtol=1e-13)
+
+
+# --- custom gradients inside graph loops and branches -----------------------------------------
+@hg.custom_gradient
+def softplus_custom(x):
+    e = hg.exp(x)
+
+    def grad(dy):  # reads e, a tensor of the loop body that the reverse loop clones
+        return dy * (1 - 1 / (1 + e))
+    return hg.log(1 + e), grad
+
+
+recomputed_layer = hg.recompute_grad(lambda s: hg.tanh(s) * hg.reduce_sum(s ** 2))
+
+
+def loop_of(layer, x):
+    _, s = while_loop(lambda i, s: i < 3, lambda i, s: (i + 1, layer(s) * x + 0.1), (0, x))
+    return hg.reduce_sum(s ** 2)
+
+
+def unrolled_of(fn, x):
+    s = x
+    for _ in range(3):
+        s = fn(s) * x + 0.1
+    return hg.reduce_sum(s ** 2)
+
+
+@pytest.mark.parametrize("layer,plain", [
+    (softplus_custom, hg.softplus),
+    (recomputed_layer, lambda s: hg.tanh(s) * hg.reduce_sum(s ** 2)),
+], ids=["custom_gradient", "recompute_grad"])
+def test_custom_gradients_inside_a_graph_loop(layer, plain):
+    # The reverse loop differentiates a clone of the body; the custom op's grad_fn must read
+    # the clone's tensors, not the body's (whose placeholders are never fed: a crash), and
+    # recompute_grad's tape must watch the clone's inputs (else its gradient was zero).
+    x, v = np.array([0.3, -0.5, 0.2]), np.array([1.0, 0.5, -2.0])
+    f, ref = (lambda z: loop_of(layer, z)), (lambda z: unrolled_of(plain, z))
+    np.testing.assert_allclose(hg.function(hg.grad(f))(x), hg.grad(ref)(x), rtol=1e-12)
+    expect = hg.hvp(ref)(x, v)
+    for mode in ("fwd-rev", "rev-rev", "rev-fwd"):
+        np.testing.assert_allclose(hg.make_hvp(f, mode=mode)(x)(v), expect, rtol=1e-11)
+    with hg.Graph().as_default() as g:
+        p = hg.placeholder("float64", (3,))
+        (h,) = hg.hessians(f(p), p)
+    np.testing.assert_allclose(g.run(h, {p: x}), hg.hessian(ref)(x), rtol=1e-11)
+
+
+def row_by_branch(x):
+    ta = TensorArray("float64", size=2, element_shape=(2,))
+    ta = cond(x[0] > 1.0, lambda: ta.write(0, x ** 2), lambda: ta.write(0, hg.sin(x)))
+    return hg.reduce_sum(ta.write(1, x * 3.0).stack() ** 2 * x[1])
+
+
+def row_by_branch_unrolled(x):
+    first = x ** 2 if float(x[0]) > 1.0 else hg.sin(x)
+    return hg.reduce_sum(hg.stack(first, x * 3.0, axis=0) ** 2 * x[1])
+
+
+@pytest.mark.parametrize("x", [np.array([0.5, 2.0]), np.array([1.5, -1.0])])
+def test_graph_cond_returning_a_tensor_array(x):
+    # A branch's TensorArray result leaves the cond node as its flow tensors, as a loop's
+    # does (the cond returned the bare buffer tensor, which has no TensorArray methods).
+    np.testing.assert_allclose(hg.function(row_by_branch)(x), row_by_branch_unrolled(x).numpy(),
+                               rtol=1e-14)
+    np.testing.assert_allclose(hg.function(hg.grad(row_by_branch))(x),
+                               hg.grad(row_by_branch_unrolled)(x), rtol=1e-13)
+    np.testing.assert_allclose(hg.hessian(row_by_branch)(x),
+                               hg.hessian(row_by_branch_unrolled)(x), rtol=1e-13)
+
+    @hg.function
+    def grown(z):
+        dynamic = TensorArray("float64", size=0, dynamic_size=True, element_shape=(2,))
+        return cond(z[0] > 1.0, lambda: dynamic.write(2, z), lambda: dynamic.write(0, -z)).size()
+    assert int(grown(x)) == (3 if x[0] > 1.0 else 1)
