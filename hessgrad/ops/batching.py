@@ -198,15 +198,26 @@ ELEMENTWISE = {
     "arccosh", "arctanh", "hypot", "arctan2", "sinc", "deg2rad", "rad2deg", "fabs",
     "copysign", "heaviside", "floor", "ceil", "rint", "trunc", "fmax", "fmin", "clip",
     "remainder", "fmod", "floor_divide", "real", "imag", "conjugate"}
+ELEMENTWISE |= {"ldexp", "frexp_exponent", "spacing", "nextafter", "i0", "i1", "gcd", "lcm",
+                "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift",
+                "invert", "bitwise_count"}
 # Comparisons and predicates broadcast like arithmetic (their results feed where()).
 ELEMENTWISE |= {"greater", "less", "greater_equal", "less_equal", "equal", "not_equal",
                 "isfinite", "isnan", "isinf", "logical_and", "logical_or", "logical_not",
                 "logical_xor", "signbit"}
 REDUCTIONS = {"sum", "mean", "max", "min", "logsumexp", "prod"}
+
+
+def _matrix_stack(forward, args, flags, **params):
+    """Ops on stacks of matrices ``(..., n, n)``: the batch axis is one more stacked axis."""
+    return forward(*args, **params)
+
+
 RULES = {"reshape": _reshape, "transpose": _transpose, "getitem": _getitem,
          "scatter_add": _scatter_add, "broadcast_to": _broadcast_to, "sum_to": _sum_to,
          "matmul": _matmul, "einsum": _einsum, "concatenate": _joined(True),
-         "stack": _joined(False), "fft": _fourier, "rfft": _fourier, "irfft": _fourier}
+         "stack": _joined(False), "fft": _fourier, "rfft": _fourier, "irfft": _fourier,
+         "eig": _matrix_stack, "eigvals": _matrix_stack}
 
 
 def install():

@@ -11,6 +11,7 @@ rng = np.random.default_rng(0)
 A = rng.standard_normal((4, 3))
 B = rng.standard_normal((2, 3, 5))
 
+_ROT = np.array([[0.0, 3.0], [-3.0, 0.0]])
 FUNCTIONS = {
     "elementwise-broadcast": lambda x: hnp.sin(x) * A + hnp.exp(x[:1]) / (2.0 + x ** 2),
     "where-maximum": lambda x: hnp.where(x > 0, x ** 3, -x) + hnp.maximum(x, 0.1 * x),
@@ -37,6 +38,11 @@ FUNCTIONS = {
     "concatenate-stack": lambda x: hnp.concatenate([x, A[:, :1] ** 2], axis=-1)
     + hnp.stack([x[:, 0], x[:, 1], x[:, 2], x[:, 0]], axis=1),
     "broadcast-sum_to": lambda x: hnp.sum(hnp.broadcast_to(x[:, :1], (2, 4, 3)), axis=0),
+    # eig/eigvals of stacked matrices (a complex pair through phase-invariant functions)
+    "eig-stacked": lambda x: hnp.real(hnp.linalg.eigvals(hnp.reshape(x, (3, 2, 2)) + _ROT) ** 2)
+    [..., None] + hnp.abs(hnp.linalg.eig(hnp.reshape(x, (3, 2, 2)) + _ROT)[1]) ** 2,
+    "ldexp-i0-nextafter": lambda x: hnp.ldexp(x, np.array([1, -1, 2])) * hnp.i0(x)
+    + hnp.nextafter(x ** 2, 0.0),
     "logsumexp-fallback": lambda x: hg.reduce_logsumexp(x, axis=1) * hnp.linalg.det(
         x[:3, :3] + 3 * np.eye(3)),
 }
@@ -45,7 +51,7 @@ FUNCTIONS = {
 def _x(name):
     shape = (2, 3, 2) if name in ("getitem-separated-advanced", "getitem-int-slice-array") \
         else (4, 3)
-    if name == "reshape-transpose":
+    if name in ("reshape-transpose", "eig-stacked"):
         shape = (4, 3)
     return rng.standard_normal(shape)
 
