@@ -179,10 +179,16 @@ _ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
 
 
 def _concrete_values(args, kwargs, what):
-    """``args``/``kwargs`` with every tensor replaced by its value (eager tensors only)."""
+    """``args``/``kwargs`` with every tensor replaced by a read-only view of its value (eager
+    tensors only): numpy's in-place writers (``np.put``, ``np.copyto``) must not change a
+    tensor behind the tape's back."""
     def conv(x):
         if isinstance(x, Tensor):
-            return x._concrete(what)
+            value = x._concrete(what)
+            if isinstance(value, _np.ndarray):
+                value = value.view()
+                value.flags.writeable = False
+            return value
         if isinstance(x, list):
             return [conv(y) for y in x]
         if isinstance(x, tuple):
@@ -210,7 +216,15 @@ def _unsupported(qualname):
 def _constant_fallback(func, qualname, args, kwargs):
     """Run numpy on concrete values when the result is a constant (integers, booleans)."""
     values, kw = _concrete_values(args, kwargs, f"{qualname} (not a hessgrad.numpy function)")
-    result = func(*values, **kw)
+    try:
+        result = func(*values, **kw)
+    except ValueError as exc:
+        if "read-only" not in str(exc):
+            raise
+        raise TypeError(f"{qualname} writes into its argument in place, and hessgrad tensors "
+                        f"are immutable; build an updated copy instead, e.g. "
+                        f"`x = x.at[index].set(values)` or `hnp.where(mask, values, x)`") \
+            from None
     if not _is_constant_result(result):
         raise _unsupported(qualname)
     return result

@@ -252,6 +252,26 @@ def test_unsupported_numpy_function_is_a_clear_error():
         np.add.at(np.zeros(8), [0], t)
 
 
+@pytest.mark.parametrize("write", [lambda t: np.put(t, [0], 5.0),
+                                   lambda t: np.copyto(t, np.ones(8)),
+                                   lambda t: np.place(t, np.ones(8, bool), [2.0]),
+                                   lambda t: np.putmask(t, np.ones(8, bool), 3.0)])
+def test_numpy_in_place_writers_leave_tensors_unchanged(write):
+    # they ran on the tensor's own buffer: np.put(t, [0], 5.0) changed t's value, untaped
+    t = hg.constant(X)
+    with pytest.raises(TypeError, match=r"writes into its argument in place.*\.at\[index\]"):
+        write(t)
+    np.testing.assert_array_equal(t.numpy(), X)
+
+
+def test_numpy_functions_that_only_read_tensors_still_work():
+    import io
+    buffer = io.BytesIO()
+    np.save(buffer, hg.constant(X))  # returns None without writing into the tensor
+    buffer.seek(0)
+    np.testing.assert_array_equal(np.load(buffer), X)
+
+
 # --- functional in-place updates ---------------------------------------------------------
 def test_at_updates_values_and_gradients():
     x = X[:5]
