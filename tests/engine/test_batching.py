@@ -1,11 +1,14 @@
 """Batched execution of traced graphs (``Function.map``, ``make_hvp(...).batched``) equals
 running once per batch member, for every op with a batching rule and for the fallback."""
 
+import warnings
+
 import numpy as np
 import pytest
 
 import hessgrad as hg
 import hessgrad.numpy as hnp
+from hessgrad.ops import core
 
 rng = np.random.default_rng(0)
 A = rng.standard_normal((4, 3))
@@ -37,8 +40,17 @@ FUNCTIONS = {
     "concatenate-stack": lambda x: hnp.concatenate([x, A[:, :1] ** 2], axis=-1)
     + hnp.stack([x[:, 0], x[:, 1], x[:, 2], x[:, 0]], axis=1),
     "broadcast-sum_to": lambda x: hnp.sum(hnp.broadcast_to(x[:, :1], (2, 4, 3)), axis=0),
-    "logsumexp-fallback": lambda x: hg.reduce_logsumexp(x, axis=1) * hnp.linalg.det(
+    "logsumexp-det": lambda x: hg.reduce_logsumexp(x, axis=1) * hnp.linalg.det(
         x[:3, :3] + 3 * np.eye(3)),
+    # a batched stack of matrices times one vector (ran once per member before)
+    "matmul-batched-vec": lambda x: hnp.tanh(x) @ A[0]
+    + hnp.reshape(hnp.reshape(x, (2, 2, 3)) @ A[1], (4,)),
+    "along-axis": lambda x: hnp.cumsum(x, axis=1) * hnp.sort(x, axis=0)
+    + hnp.stack(core.unstack(x, axis=1)[::-1], axis=1)[:, :2].sum() + hnp.cumprod(x, axis=0),
+    "linalg-stacked": lambda x: hnp.linalg.solve(x[:3] @ x[:3].T + 3 * np.eye(3), x[3])
+    + hnp.linalg.inv(x[1:] * x[1:] + np.eye(3)) @ x[0] * hnp.linalg.slogdet(x[:3] @ x[:3].T + np.eye(3))[1],
+    # one matrix, a batch of right-hand sides: one solve with more columns
+    "solve-shared-matrix": lambda x: hnp.linalg.solve(A[:3] @ A[:3].T + np.eye(3), x[:3].T ** 2),
 }
 
 
@@ -172,3 +184,16 @@ def test_map_of_control_flow_equals_loop(f, transform):
     loop = np.stack([np.asarray(g(X[j]) if transform else hg.function(f)(X[j]))
                      for j in range(6)])
     np.testing.assert_allclose(hg.function(g).map(X), loop, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("optimize", [True, False])
+def test_reduction_of_0d_members_with_an_axis(optimize):
+    # numpy accepts axis=0 (or -1) for a 0-d array; the batching rule shifted it to axis 1 of
+    # the (k,) batch (AxisError), and the compiler divided by the rank, 0 (it warned and ran
+    # uncompiled)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        f = hg.function(lambda x: hg.reduce_sum(x, axis=0) * 2 + hg.reduce_max(x, axis=-1),
+                        optimize=optimize)
+        assert float(f(np.float64(3.0))) == 9.0
+        np.testing.assert_array_equal(f.map(np.arange(3.0)), [0.0, 3.0, 6.0])
