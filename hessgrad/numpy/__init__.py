@@ -18,6 +18,7 @@ from ._constructors import *  # noqa: F401,F403
 from ._products import *  # noqa: F401,F403
 from ._extras import *  # noqa: F401,F403
 from ._indices import *  # noqa: F401,F403
+from ._vectorize import *  # noqa: F401,F403
 from . import linalg  # noqa: F401
 from . import fft  # noqa: F401
 from . import _interop  # noqa: F401 - Tensor methods and the numpy dispatch protocols
