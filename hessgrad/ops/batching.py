@@ -150,11 +150,26 @@ def _matmul(forward, args, flags):
         return np.matmul(b, a)                       # (p,) @ (k, p): the rows of V a
     if fb and not fa and na == 1 and nb >= 2:
         return np.matmul(a, b)                       # (p,) @ (k, ..., p, m)
-    if fa and fb and na == nb:
-        if na == 1:
-            return np.einsum("ki,ki->k", a, b)
-        return np.matmul(a, b)
-    return _batch_loop(forward, args, flags)
+    if fa and fb and na == nb == 1:
+        return np.einsum("ki,ki->k", a, b)
+    return _matmul_aligned(a, b, fa, fb, na, nb)
+
+
+def _matmul_aligned(a, b, fa, fb, na, nb):
+    """Any other case: vectors become matrices (a row on the left, a column on the right),
+    batched operands get unit axes behind the batch axis up to the other's rank, one
+    broadcast matmul, and the vectors' unit axes are dropped."""
+    if na == 1:
+        a = a[..., None, :]
+    if nb == 1:
+        b = b[..., None]
+    a, b = _align([a, b], [fa, fb])
+    out = np.matmul(a, b)
+    if nb == 1:
+        out = out[..., 0]
+    if na == 1:
+        out = out[..., 0, :] if nb > 1 else out[..., 0]
+    return out
 
 
 def _batch_loop(forward, args, flags, **params):
