@@ -12,7 +12,7 @@ without jit) and torch.func.vmap (if installed), in one run, single-threaded.
    every call), beside ``grad`` of the same loss written on the whole batch.
 
 hessgrad's vmap objects are built once (their traces are cached per signature, as a user
-keeps one in a loop); the first call (trace + compile) is reported separately.
+keeps one in a loop); its first calls (trace and compilation) are reported separately.
 
 Run from the repository root (see benchmarks/README.md)::
 
@@ -122,8 +122,10 @@ def summed_grad_engines(peers, w, X, y):
 
 
 def first_calls(w, X, y, x, V):
-    """Seconds of the first call of a fresh vmap object (trace + compile + run) and of a
-    second call."""
+    """Seconds of the first three calls of a fresh vmap object: the first traces, compiles
+    the program without Numba kernels and runs it; the second compiles the kernels for this
+    batch size (Numba's own start-up, about a second, comes with the first kernel of the
+    process); the third only runs."""
     rows = []
     for label, make, args in (
             ("vmap(grad(loss)) m=%d" % len(y),
@@ -131,12 +133,12 @@ def first_calls(w, X, y, x, V):
             ("vmap(hvp) k=%d n=%d" % V.shape,
              lambda: hg.vmap(lambda v: hg.hvp(rosen(hnp))(x, v)), (V,))):
         mapped = make()
-        t0 = time.perf_counter()
-        mapped(*args)
-        t1 = time.perf_counter()
-        mapped(*args)
-        t2 = time.perf_counter()
-        rows.append((label, harness.fmt_time(t1 - t0), harness.fmt_time(t2 - t1)))
+        times = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            mapped(*args)
+            times.append(harness.fmt_time(time.perf_counter() - t0))
+        rows.append((label, *times))
     return rows
 
 
@@ -168,8 +170,8 @@ def main():
                 lambda: X.T @ (-y * expit(-y * (X @ w)))),
                summed_grad_engines(peers, w, X, y))
 
-    bench.summary("hessgrad first call of a new vmap object (trace + compile + run) and the "
-                  "second", ("case", "first call", "second call"), first_calls(w, X, y, x, V))
+    bench.summary("hessgrad: the first calls of a new vmap object", ("case", "first call",
+                  "second call", "third call"), first_calls(w, X, y, x, V))
     bench.finish()
 
 

@@ -69,7 +69,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
     dtypes of the per-example arguments, the Python values among them) and the trace is kept
     by the returned function, as :func:`hessgrad.function` keeps its traces: arrays ``fun``
     reads from outside its arguments are read when it is traced, so pass data that changes
-    between calls as arguments.
+    between calls as arguments. The first call with a batch size runs the traced program
+    compiled without Numba kernels; the next ones with that size compile the kernels too.
 
     >>> import hessgrad as hg
     >>> import hessgrad.numpy as hnp
@@ -235,6 +236,7 @@ class _Mapped:
         self.out_axes = out_axes
         self.axis_size = axis_size
         self._traces = {}  # signature of the per-example call -> ConcreteFunction or None
+        self._sizes = set()  # (signature, batch size, mapped flags) run before
 
     def __get__(self, instance, owner):
         if instance is None:
@@ -281,7 +283,12 @@ class _Mapped:
         concrete = self._traces[key]
         if concrete is None:
             return _per_member(self.fun, call, fed, None)
-        flat, flags = concrete.run_batched_outputs(fed, call.mapped)
+        # A batch size seen for the first time runs without Numba kernels: kernels are
+        # compiled per batch size (up to a second each), worth it for sizes that recur.
+        size = (key, call.k, tuple(call.mapped))
+        flat, flags = concrete.run_batched_outputs(fed, call.mapped,
+                                                   jit_kernels=size in self._sizes)
+        self._sizes.add(size)
         inputs = [v for v, m in zip(fed, call.mapped) if m]
         flat = [_unaliased(v, inputs) if f else v for v, f in zip(flat, flags)]
         return concrete.structured_outputs, flat, flags

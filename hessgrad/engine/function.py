@@ -117,6 +117,7 @@ class ConcreteFunction:
         self._compile_flags = (optimize and _env_flag("HESSGRAD_COMPILE"),
                                jit_kernels and _env_flag("HESSGRAD_JIT_KERNELS"))
         self._compiled = None
+        self._light = None  # compiled without kernels (see run_batched_outputs)
         self._batched_outputs = {}
 
     @property
@@ -163,19 +164,31 @@ class ConcreteFunction:
                 isinstance(o, Tensor) and id(o) in dependent for o in self.outputs]
         return flags
 
-    def run_batched_outputs(self, leaves, batched):
+    def run_batched_outputs(self, leaves, batched, jit_kernels=True):
         """``(outputs, flags)`` of a batched run (see :meth:`run_batched`): the leaves of
         ``flatten(structured_outputs)`` and :meth:`batched_outputs`. A leaf that does not
         depend on the batch is its one value (not broadcast); non-tensor leaves are as the
-        function returned them."""
+        function returned them. ``jit_kernels=False`` runs the program compiled without
+        Numba kernels, which takes milliseconds to build for a new batch size where kernels
+        can take a second (they are compiled for each batch size)."""
         fed = [leaves[i] for i in self.inputs]
         flags = [batched[i] for i in self.inputs]
-        values = (self.compiled or self.plan).run_batched(fed, flags)
+        runner = self.compiled if jit_kernels else self._without_kernels()
+        values = (runner or self.plan).run_batched(fed, flags)
         out_flags = self.batched_outputs(batched)
         outs = list(self.outputs)
         for k, v in zip(self._fetch_index, values):
             outs[k] = owned(v) if out_flags[k] else v[0]  # a broadcast view's one value
         return outs, out_flags
+
+    def _without_kernels(self):
+        """The plan compiled without Numba kernels (built on first use), or None uncompiled."""
+        optimize, jit_kernels = self._compile_flags
+        if not jit_kernels:
+            return self.compiled
+        if self._light is None:
+            self._light = _compile(self.plan, False) or self.plan
+        return self._light
 
     def specialize(self, leaves, static):
         """This trace with the leaves flagged in ``static`` fixed at their values: the ops
