@@ -28,12 +28,10 @@ from .engine.function import ConcreteFunction, signature_key
 from .engine.graph import CONST, PLACEHOLDER, Graph
 from .engine.nest import flatten, pack_as, structure_key
 from .engine.state import STATE
-from .engine.tensor import ConcretizationError, Tensor, Variable, owned, shape_of
+from .engine.tensor import ConcretizationError, Tensor, Variable, owned
 from .ops.batching_ops import apply_batched
 from .ops.core import broadcast_to, constant, stack, unstack
 from .ops.shape import transpose
-
-_CONTAINERS = (list, tuple, dict)
 
 # Nodes that cannot be replayed on batched operands: their params hold blocks traced in the
 # per-example graph, or closures over its tensors.
