@@ -87,6 +87,13 @@ CORPUS = [
         xp.linalg.slogdet(m @ m.T + np.eye(3))[1]), [r(5, 3, 3), r(5, 3)], rtol=1e-10),
     Case("solve-shared-matrix", lambda xp: lambda b: xp.linalg.solve(S, b), [r(5, 3)],
          rtol=1e-10),
+    Case("eigh", lambda xp: lambda x: xp.linalg.eigh(x @ x.T + np.eye(3))[0], [r(5, 3, 2)],
+         rtol=1e-10),
+    # an index computed per member: getitem_dynamic runs once per member
+    Case("dynamic-index", lambda xp: lambda x, i: xp.asarray(x)[i] * 2.0,
+         [r(4, 3), np.array([0, 3, 1, 1, 2])], in_axes=(None, 0)),
+    Case("newaxis-ellipsis", lambda xp: lambda x: x[None, ..., 1:] * x[..., None, 0],
+         [r(5, 3, 4)]),
     Case("where-maximum", lambda xp: lambda x: xp.where(x > 0, x ** 3, -x) + xp.maximum(x, 0.2),
          [r(6, 3)]),
     Case("0d-members", lambda xp: lambda x, y: x * y + xp.exp(x) * 2.0, [r(6), r(6)]),
@@ -202,7 +209,8 @@ def test_against_jax(case):
 DIFFERENTIABLE = [c for c in CORPUS if c.name not in (
     "python-control-flow",  # piecewise: finite differences are fine, but slow per member
     "custom_gradient",      # its gradient is deliberately not the derivative
-    "float32", "batch-of-zero", "out_axes-None", "pytrees")]
+    "float32", "batch-of-zero", "out_axes-None", "pytrees",
+    "dynamic-index")]  # an integer argument
 
 
 @pytest.mark.parametrize("case", DIFFERENTIABLE, ids=[c.name for c in DIFFERENTIABLE])
