@@ -27,7 +27,7 @@ from .engine.dispatch import bind
 from .engine.function import ConcreteFunction, signature_key
 from .engine.graph import CONST, PLACEHOLDER, Graph
 from .engine.nest import flatten, pack_as, structure_key
-from .engine.state import STATE
+from .engine.state import THREAD
 from .engine.tensor import ConcretizationError, Tensor, Variable, owned
 from .ops.batching_ops import apply_batched
 from .ops.core import broadcast_to, constant, stack, unstack
@@ -243,7 +243,8 @@ class _Mapped:
 
     def __call__(self, *args, **kwargs):
         call = _Call(self.in_axes, self.axis_size, args, kwargs)
-        plain = not STATE.recorders and not STATE.graphs
+        state = THREAD.state
+        plain = not state.recorders and not state.graphs
         as_tensors = not plain or any(isinstance(x, Tensor) for x in call.leaves)
         if not any(call.mapped):  # axis_size only: one call, its results broadcast
             out = self.fun(*args, **kwargs)
@@ -405,11 +406,12 @@ class _SetAside:
     replay is)."""
 
     def __enter__(self):
-        self.saved = STATE.recorders, STATE.limit, STATE.plain_values
-        STATE.recorders, STATE.limit, STATE.plain_values = [], None, False
+        self.state = state = THREAD.state
+        self.saved = state.recorders, state.limit, state.plain_values
+        state.recorders, state.limit, state.plain_values = [], None, False
 
     def __exit__(self, *exc):
-        STATE.recorders, STATE.limit, STATE.plain_values = self.saved
+        self.state.recorders, self.state.limit, self.state.plain_values = self.saved
 
 
 def _replay(fun, call):
