@@ -29,6 +29,7 @@ from .second_order import hessian, hessian_vector_product, hessians, hvp, make_h
 from .ops.control_flow import TensorArray, cond, while_loop
 from .ops.higher_order import foldl, foldr, map_fn, scan
 from .transforms import grad, jacfwd, jacobian, jacrev, jvp, linearize, value_and_grad, vjp
+from .vmap import vmap
 from .operators import GaussNewtonOperator, HessianOperator
 from .compiler import compile_plan as _compile_plan
 from .engine.function import set_plan_compiler as _set_plan_compiler

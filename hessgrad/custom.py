@@ -4,6 +4,8 @@ import contextlib
 import functools
 import inspect
 
+import numpy as np
+
 from .engine.dispatch import READ, bind
 from .engine.graph import PASS_THROUGH
 from .engine.forward import ForwardAccumulator
@@ -95,6 +97,17 @@ def _custom_jvp(tangents, ans, *inputs, n_args, variables, grad_fn, tangents_fn=
 
 CUSTOM = Primitive("custom_gradient", _custom_forward, vjp=_custom_vjp, jvp=_custom_jvp,
                    multiple_results=True, closures=True)
+
+
+def _custom_batched(forward, args, batched, n_args, variables, **_):
+    """Batching rule: the results pass through, those without the batch axis broadcast."""
+    k = next(len(a) for a, flag in zip(args, batched) if flag)
+    n_in = n_args + len(variables)
+    return tuple(a if flag else np.broadcast_to(a, (k,) + np.shape(a))
+                 for a, flag in zip(args[n_in:], batched[n_in:]))
+
+
+CUSTOM.batch_rule = _custom_batched
 PASS_THROUGH.add("custom_gradient")  # its results pass on as the function computed them
 
 

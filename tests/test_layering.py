@@ -12,7 +12,7 @@ RANKS = {
     "hessgrad.kernels": 0, "hessgrad._runtime": 0, "hessgrad.coloring": 0, "hessgrad._recent": 0,
     "hessgrad.engine": 1,
     "hessgrad.ops": 2,
-    "hessgrad.numpy": 3, "hessgrad.compiler": 3, "hessgrad.custom": 3,
+    "hessgrad.numpy": 3, "hessgrad.compiler": 3, "hessgrad.custom": 3, "hessgrad.vmap": 3,
     "hessgrad.transforms": 4, "hessgrad.sparsity": 4,
     "hessgrad.testing": 5, "hessgrad.second_order": 5,
     "hessgrad.operators": 6, "hessgrad.sparse": 6,

@@ -14,9 +14,8 @@ import numpy as np
 
 from ..engine.graph import _batch_by_loop
 from ..engine.registry import PRIMITIVES, get
-from ..ops.batching import elementwise as _elementwise_rule
+from ..ops.batching import elementwise as _elementwise_rule, shift_axis
 from ..ops.core import _is_basic_index
-from ..ops.reduction import _axes
 from .ir import Op, derive, known
 
 
@@ -48,7 +47,7 @@ def _same_op_params(op, core_ndim, k):
         core = reversed(range(core_ndim)) if axes is None else (a % core_ndim for a in axes)
         return {**p, "axes": (0,) + tuple(a + 1 for a in core)}
     if op.name in REDUCTIONS:
-        return {**p, "axis": tuple(a + 1 for a in _axes(p.get("axis"), core_ndim))}
+        return {**p, "axis": shift_axis(p.get("axis"), core_ndim)}
     return None
 
 

@@ -112,8 +112,8 @@ def _reduced_axes(prog, op):
     if set(op.params) - {"axis", "keepdims"}:
         return None
     axis = op.params.get("axis")
-    axes = range(nd) if axis is None else \
-        [a % nd for a in (axis if isinstance(axis, tuple) else (axis,))]
+    axes = range(nd) if axis is None or not nd else \
+        [a % nd for a in (axis if isinstance(axis, tuple) else (axis,))]  # 0-d: axis 0 is ()
     keep = op.params.get("keepdims", False)
     return [None if d in axes else d for d in range(nd) if keep or d not in axes]
 

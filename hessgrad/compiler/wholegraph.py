@@ -259,8 +259,8 @@ class _Emitter:
             if set(op.params) - {"axis", "keepdims"}:
                 raise Unsupported(f"{op.name} {op.params}")
             axis = op.params.get("axis")
-            axes = range(nd) if axis is None else \
-                [a % nd for a in (axis if isinstance(axis, tuple) else (axis,))]
+            axes = range(nd) if axis is None or not nd else \
+                [a % nd for a in (axis if isinstance(axis, tuple) else (axis,))]  # 0-d: ()
             keep = op.params.get("keepdims", False)
             kept = [None if d in axes else d for d in range(nd) if keep or d not in axes]
             if op.name == "mean" and out_shape != ():

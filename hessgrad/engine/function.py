@@ -40,6 +40,13 @@ def _leaf_key(x):
         return ("S", type(x).__name__, id(x))
 
 
+def signature_key(args, kwargs):
+    """The key that selects a call's trace: the structure of ``(args, kwargs)`` and, per leaf,
+    its shape and dtype (arrays, tensors), kind (weak Python scalars) or value (the rest)."""
+    leaves = flatten((args, kwargs))
+    return structure_key((args, kwargs), leaves), tuple(_leaf_key(x) for x in leaves)
+
+
 def _env_flag(name, default=True):
     value = os.environ.get(name)
     return default if value is None else value.strip().lower() not in ("0", "false", "no", "")
@@ -82,7 +89,8 @@ class ConcreteFunction:
         start = time.perf_counter()
         leaves = flatten((args, kwargs))
         self.graph = Graph()
-        self.inputs = []
+        self.inputs = []        # the indices of the leaves that are graph inputs
+        self.placeholders = []  # their placeholders
         traced_leaves = []
         with self.graph.as_default():
             for i, leaf in enumerate(leaves):
@@ -92,6 +100,7 @@ class ConcreteFunction:
                         leaf, Tensor) else leaf.shape, name=f"arg{i}")
                     p._weak = _is_weak_leaf(leaf)
                     self.inputs.append(i)
+                    self.placeholders.append(p)
                     traced_leaves.append(p)
                 else:
                     traced_leaves.append(leaf)
@@ -108,6 +117,8 @@ class ConcreteFunction:
         self._compile_flags = (optimize and _env_flag("HESSGRAD_COMPILE"),
                                jit_kernels and _env_flag("HESSGRAD_JIT_KERNELS"))
         self._compiled = None
+        self._light = None  # compiled without kernels (see run_batched_outputs)
+        self._batched_outputs = {}
 
     @property
     def compiled(self):
@@ -137,6 +148,47 @@ class ConcreteFunction:
         fed = [leaves[i] for i in self.inputs]
         flags = [batched[i] for i in self.inputs]
         return self._pack((self.compiled or self.plan).run_batched(fed, flags))
+
+    def batched_outputs(self, batched):
+        """Per leaf of ``flatten(structured_outputs)``: whether it depends on the leaves
+        flagged in ``batched`` (one flag per leaf of the call), i.e. carries the batch axis
+        in :meth:`run_batched` (the others are computed once and broadcast)."""
+        key = tuple(bool(batched[i]) for i in self.inputs)
+        flags = self._batched_outputs.get(key)
+        if flags is None:
+            dependent = {id(p) for p, flag in zip(self.placeholders, key) if flag}
+            for node in self.graph.nodes:  # creation order: inputs before their users
+                if any(id(a) in dependent for a in node.inputs if isinstance(a, Tensor)):
+                    dependent.update(id(o) for o in node.outputs)
+            flags = self._batched_outputs[key] = [
+                isinstance(o, Tensor) and id(o) in dependent for o in self.outputs]
+        return flags
+
+    def run_batched_outputs(self, leaves, batched, jit_kernels=True):
+        """``(outputs, flags)`` of a batched run (see :meth:`run_batched`): the leaves of
+        ``flatten(structured_outputs)`` and :meth:`batched_outputs`. A leaf that does not
+        depend on the batch is its one value (not broadcast); non-tensor leaves are as the
+        function returned them. ``jit_kernels=False`` runs the program compiled without
+        Numba kernels, which takes milliseconds to build for a new batch size where kernels
+        can take a second (they are compiled for each batch size)."""
+        fed = [leaves[i] for i in self.inputs]
+        flags = [batched[i] for i in self.inputs]
+        runner = self.compiled if jit_kernels else self._without_kernels()
+        values = (runner or self.plan).run_batched(fed, flags)
+        out_flags = self.batched_outputs(batched)
+        outs = list(self.outputs)
+        for k, v in zip(self._fetch_index, values):
+            outs[k] = owned(v) if out_flags[k] else v[0]  # a broadcast view's one value
+        return outs, out_flags
+
+    def _without_kernels(self):
+        """The plan compiled without Numba kernels (built on first use), or None uncompiled."""
+        optimize, jit_kernels = self._compile_flags
+        if not jit_kernels:
+            return self.compiled
+        if self._light is None:
+            self._light = _compile(self.plan, False) or self.plan
+        return self._light
 
     def specialize(self, leaves, static):
         """This trace with the leaves flagged in ``static`` fixed at their values: the ops
@@ -223,8 +275,7 @@ class Function:
         return functools.partial(self, instance)
 
     def get_concrete_function(self, *args, **kwargs):
-        leaves = flatten((args, kwargs))
-        key = (structure_key((args, kwargs), leaves), tuple(_leaf_key(x) for x in leaves))
+        key = signature_key(args, kwargs)
         concrete = self._traces.get(key)
         if concrete is None:
             concrete = self._traces[key] = ConcreteFunction(

@@ -30,6 +30,7 @@ from ._sets import *  # noqa: F401,F403
 from ._type_helpers import *  # noqa: F401,F403
 from ._histograms import *  # noqa: F401,F403
 from ._indices import *  # noqa: F401,F403
+from ._vectorize import *  # noqa: F401,F403
 from . import linalg  # noqa: F401
 from . import fft  # noqa: F401
 from . import _interop  # noqa: F401 - Tensor methods and the numpy dispatch protocols

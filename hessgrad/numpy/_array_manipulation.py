@@ -59,8 +59,9 @@ def unstack(x, /, *, axis=0):
         raise ValueError("unstack: Input array must be at least 1-d (argument 'x' has shape "
                          "())")
     ax = _axis("unstack", axis, len(x.shape))
-    lead = (slice(None),) * ax
-    return tuple(_core.getitem(x, index=lead + (k,)) for k in range(x.shape[ax]))
+    if x.shape[ax] == 0:
+        return ()
+    return tuple(_core.unstack(x, axis=ax))  # one op: its gradient is one stack
 
 
 def rollaxis(a, axis, start=0):

@@ -32,14 +32,15 @@ def elementwise(forward, args, flags, **params):
     return forward(*_align(args, flags), **params)
 
 
-def _shift_axis(axis, ndim):
-    """Axes of a batched array for core ``axis`` (None means all core axes)."""
-    return tuple(a + 1 for a in _axes(axis, ndim))
+def shift_axis(axis, ndim):
+    """Axes of a batched array for core ``axis`` (None means all core axes; a 0-d core has
+    none, though numpy accepts ``axis=0`` or ``-1`` for it)."""
+    return tuple(a + 1 for a in _axes(axis, ndim)) if ndim else ()
 
 
 def reduction(forward, args, flags, axis=None, keepdims=False, **params):
     (x,) = args
-    return forward(x, axis=_shift_axis(axis, x.ndim - 1), keepdims=keepdims, **params)
+    return forward(x, axis=shift_axis(axis, x.ndim - 1), keepdims=keepdims, **params)
 
 
 def _reshape(forward, args, flags, shape):
@@ -133,8 +134,8 @@ def _matmul(forward, args, flags):
         return a[:, j].T.astype(dtype, copy=False)     # A @ e_j = A[:, j]
     if fa and not fb and na == 1 and nb == 2 and (j := _unit_rows(a)) is not None:
         return b[j].astype(dtype, copy=False)          # e_j @ B = B[j]
-    if fa and not fb and nb == 2 and na >= 1:
-        # (k, ..., n, p) @ (p, m): one GEMM over all leading rows.
+    if fa and not fb and nb <= 2 and na >= 1:
+        # (k, ..., n, p) @ (p, m): one GEMM over all leading rows; @ (p,): one GEMV
         return np.matmul(a, b)
     if fb and not fa and na == 2 and (nb == 1 or (nb == 2 and b.shape[2] == 1)):
         # A @ v for k vectors (or (p, 1) columns): the rows of V A^T, one GEMM, no copies
@@ -149,11 +150,26 @@ def _matmul(forward, args, flags):
         return np.matmul(b, a)                       # (p,) @ (k, p): the rows of V a
     if fb and not fa and na == 1 and nb >= 2:
         return np.matmul(a, b)                       # (p,) @ (k, ..., p, m)
-    if fa and fb and na == nb:
-        if na == 1:
-            return np.einsum("ki,ki->k", a, b)
-        return np.matmul(a, b)
-    return _batch_loop(forward, args, flags)
+    if fa and fb and na == nb == 1:
+        return np.einsum("ki,ki->k", a, b)
+    return _matmul_aligned(a, b, fa, fb, na, nb)
+
+
+def _matmul_aligned(a, b, fa, fb, na, nb):
+    """Any other case: vectors become matrices (a row on the left, a column on the right),
+    batched operands get unit axes behind the batch axis up to the other's rank, one
+    broadcast matmul, and the vectors' unit axes are dropped."""
+    if na == 1:
+        a = a[..., None, :]
+    if nb == 1:
+        b = b[..., None]
+    a, b = _align([a, b], [fa, fb])
+    out = np.matmul(a, b)
+    if nb == 1:
+        out = out[..., 0]
+    if na == 1:
+        out = out[..., 0, :] if nb > 1 else out[..., 0]
+    return out
 
 
 def _batch_loop(forward, args, flags, **params):
@@ -169,6 +185,36 @@ def _einsum(forward, args, flags, spec):
                   if c not in spec)
     terms = [letter + t if f else t for t, f in zip(terms, flags)]
     return forward(*args, spec=",".join(terms) + "->" + letter + out)
+
+
+def stacked(forward, args, flags, **params):
+    """Ops that treat leading axes as a stack (linear algebra on ``(..., m, n)``, ``zeros_like``):
+    the batch axis is one more stack axis, in front of the aligned core axes."""
+    return forward(*_align(args, flags), **params)
+
+
+def _solve(forward, args, flags, **params):
+    """``solve(a, B)`` for one matrix ``a`` and a batch of right-hand sides: the batch becomes
+    more columns of one solve (one factorization, not one per member)."""
+    a, b = args
+    fa, fb = flags
+    if fb and not fa and np.ndim(a) == 2 and np.ndim(b) == 3:
+        k, n, m = b.shape
+        x = forward(a, np.moveaxis(b, 0, 1).reshape(n, k * m), **params)
+        return np.moveaxis(x.reshape(n, k, m), 1, 0)
+    return stacked(forward, args, flags, **params)
+
+
+def _along_axis(default):
+    """Ops along one integer ``axis`` (cumsum, sort, argmax, unstack; ``default`` when the
+    node has none): that axis moves behind the batch axis. ``axis=None`` (flatten first)
+    runs once per member."""
+    def rule(forward, args, flags, axis=default, **params):
+        if axis is None:
+            return _batch_loop(forward, args, flags, axis=axis, **params)
+        (x,) = args
+        return forward(x, axis=axis % (np.ndim(x) - 1) + 1, **params)
+    return rule
 
 
 def _joined(is_concat):
@@ -205,19 +251,18 @@ ELEMENTWISE |= {"ldexp", "frexp_exponent", "spacing", "nextafter", "i0", "i1", "
 ELEMENTWISE |= {"greater", "less", "greater_equal", "less_equal", "equal", "not_equal",
                 "isfinite", "isnan", "isinf", "logical_and", "logical_or", "logical_not",
                 "logical_xor", "signbit"}
-REDUCTIONS = {"sum", "mean", "max", "min", "logsumexp", "prod"}
-
-
-def _matrix_stack(forward, args, flags, **params):
-    """Ops on stacks of matrices ``(..., n, n)``: the batch axis is one more stacked axis."""
-    return forward(*args, **params)
-
-
+REDUCTIONS = {"sum", "mean", "max", "min", "logsumexp", "prod", "all", "any", "count_nonzero"}
+# Every op of hessgrad.ops.decompositions (and eig, eigvals) works on stacks of matrices.
+STACKED = {"inv", "solve", "solve_triangular", "det", "slogdet", "pinv", "matrix_rank",
+           "cholesky", "eigh", "eigvalsh", "qr", "svd", "svd_full", "svdvals", "zeros_like",
+           "ones_like", "round", "eig", "eigvals"}
+ALONG_AXIS = {"cumsum", "cumprod", "sort", "argsort", "argmax", "argmin", "unstack"}
+AXIS_DEFAULTS = {"argmax": None, "argmin": None, "unstack": 0}  # the others: -1
 RULES = {"reshape": _reshape, "transpose": _transpose, "getitem": _getitem,
          "scatter_add": _scatter_add, "broadcast_to": _broadcast_to, "sum_to": _sum_to,
          "matmul": _matmul, "einsum": _einsum, "concatenate": _joined(True),
          "stack": _joined(False), "fft": _fourier, "rfft": _fourier, "irfft": _fourier,
-         "eig": _matrix_stack, "eigvals": _matrix_stack}
+         "solve": _solve, "solve_triangular": _solve}
 
 
 def install():
@@ -228,6 +273,10 @@ def install():
             prim.batch_rule = elementwise
         elif name in REDUCTIONS:
             prim.batch_rule = reduction
+        elif name in STACKED:
+            prim.batch_rule = stacked
+        elif name in ALONG_AXIS:
+            prim.batch_rule = _along_axis(AXIS_DEFAULTS.get(name, -1))
 
 
 install()

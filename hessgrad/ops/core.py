@@ -123,6 +123,30 @@ stack = primitive("stack", lambda *xs, axis=0: np.stack(xs, axis=axis), vjp=_sta
                   linear=True)
 
 
+def _unstack(x, axis=0):
+    return tuple(np.moveaxis(np.asarray(x), axis, 0))
+
+
+def _unstack_vjp(g, ans, x, axis=0):
+    if not ans:  # nothing to split: no gradient flows
+        return zeros_like(x)
+    return stack(*[gi if gi is not None else zeros_like(a) for gi, a in zip(g, ans)], axis=axis)
+
+
+def _unstack_shape(x, axis=0):
+    shape, dtype = shape_of(x), np.result_type(x.dtype if isinstance(x, Tensor) else x)
+    axis %= len(shape)
+    part = tuple(shape[:axis]) + tuple(shape[axis + 1:])
+    return [(part, dtype)] * shape[axis]
+
+
+# The parts of ``x`` along ``axis`` (``x[j]`` for every j), one op: its gradient is one stack
+# of the parts' gradients, where ``x[j]`` by ``getitem`` would give one full-size
+# ``scatter_add`` per part (quadratic in the number of parts).
+unstack = primitive("unstack", _unstack, vjp=[_unstack_vjp], linear=True, none_grads_ok=True,
+                    multiple_results=True, shape_rule=_unstack_shape)
+
+
 def _is_basic_index(index):
     if type(index) is slice or type(index) is int:  # the common cases, at once
         return True

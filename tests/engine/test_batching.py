@@ -1,11 +1,14 @@
 """Batched execution of traced graphs (``Function.map``, ``make_hvp(...).batched``) equals
 running once per batch member, for every op with a batching rule and for the fallback."""
 
+import warnings
+
 import numpy as np
 import pytest
 
 import hessgrad as hg
 import hessgrad.numpy as hnp
+from hessgrad.ops import core
 
 rng = np.random.default_rng(0)
 A = rng.standard_normal((4, 3))
@@ -43,8 +46,18 @@ FUNCTIONS = {
     [..., None] + hnp.abs(hnp.linalg.eig(hnp.reshape(x, (3, 2, 2)) + _ROT)[1]) ** 2,
     "ldexp-i0-nextafter": lambda x: hnp.ldexp(x, np.array([1, -1, 2])) * hnp.i0(x)
     + hnp.nextafter(x ** 2, 0.0),
-    "logsumexp-fallback": lambda x: hg.reduce_logsumexp(x, axis=1) * hnp.linalg.det(
+    "logsumexp-det": lambda x: hg.reduce_logsumexp(x, axis=1) * hnp.linalg.det(
         x[:3, :3] + 3 * np.eye(3)),
+    # a batched stack of matrices times one vector (ran once per member before)
+    "matmul-batched-vec": lambda x: hnp.tanh(x) @ A[0]
+    + hnp.reshape(hnp.reshape(x, (2, 2, 3)) @ A[1], (4,)),
+    "along-axis": lambda x: hnp.cumsum(x, axis=1) * hnp.sort(x, axis=0)
+    + hnp.stack(core.unstack(x, axis=1)[::-1], axis=1)[:, :2].sum() + hnp.cumprod(x, axis=0),
+    "linalg-stacked": lambda x: hnp.linalg.solve(x[:3] @ x[:3].T + 3 * np.eye(3), x[3])
+    + hnp.linalg.inv(x[1:] * x[1:] + np.eye(3)) @ x[0]
+    * hnp.linalg.slogdet(x[:3] @ x[:3].T + np.eye(3))[1],
+    # one matrix, a batch of right-hand sides: one solve with more columns
+    "solve-shared-matrix": lambda x: hnp.linalg.solve(A[:3] @ A[:3].T + np.eye(3), x[:3].T ** 2),
 }
 
 
@@ -178,3 +191,46 @@ def test_map_of_control_flow_equals_loop(f, transform):
     loop = np.stack([np.asarray(g(X[j]) if transform else hg.function(f)(X[j]))
                      for j in range(6)])
     np.testing.assert_allclose(hg.function(g).map(X), loop, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("optimize", [True, False])
+def test_reduction_of_0d_members_with_an_axis(optimize):
+    # numpy accepts axis=0 (or -1) for a 0-d array; the batching rule shifted it to axis 1 of
+    # the (k,) batch (AxisError), and the compiler divided by the rank, 0 (it warned and ran
+    # uncompiled)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        f = hg.function(lambda x: hg.reduce_sum(x, axis=0) * 2 + hg.reduce_max(x, axis=-1),
+                        optimize=optimize)
+        assert float(f(np.float64(3.0))) == 9.0
+        np.testing.assert_array_equal(f.map(np.arange(3.0)), [0.0, 3.0, 6.0])
+
+
+def test_matmul_rule_for_every_rank_combination():
+    # every (batched?, rank) pair of operands, against the product member by member (some
+    # combinations ran once per member before; now all are one broadcast matmul)
+    from hessgrad.ops.batching import _matmul
+    k = 3
+    for sa in [(4,), (2, 4), (5, 2, 4), (1, 2, 4)]:
+        for sb in [(4,), (4, 3), (5, 4, 3), (2, 1, 4, 3)]:
+            for fa, fb in [(True, False), (False, True), (True, True)]:
+                a = rng.standard_normal(((k,) if fa else ()) + sa)
+                b = rng.standard_normal(((k,) if fb else ()) + sb)
+                try:
+                    want = np.stack([np.matmul(a[j] if fa else a, b[j] if fb else b)
+                                     for j in range(k)])
+                except ValueError:  # stacked dimensions that do not broadcast
+                    continue
+                got = _matmul(np.matmul, [a, b], [fa, fb])
+                assert got.shape == want.shape, (sa, sb, fa, fb)
+                np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_custom_gradient_results_pass_through_a_batch():
+    @hg.custom_gradient
+    def f(x):
+        return (x * 2.0, hnp.sum(A)), lambda g, h: g
+
+    traced = hg.function(lambda x: f(x)[0] + f(x)[1])
+    X = rng.standard_normal((3, 4, 3))
+    np.testing.assert_allclose(traced.map(X), 2.0 * X + A.sum())

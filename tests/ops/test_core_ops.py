@@ -11,7 +11,8 @@ import hessgrad.numpy as hnp
 from hessgrad.ops import core, linalg, reduction
 from hessgrad.testing import check_grads
 
-COVERED = {"sum_to", "broadcast_to", "add_n", "reshape", "stack", "getitem", "scatter_add",
+COVERED = {"sum_to", "broadcast_to", "add_n", "reshape", "stack", "unstack", "getitem",
+           "scatter_add",
            "cast", "stop_gradient", "identity", "zeros_like", "ones_like", "zeros", "ones",
            "fill", "one_hot", "matmul", "einsum", "logsumexp", "sum", "mean", "max", "min"}
 
@@ -29,6 +30,9 @@ ROWS = [
     ("add_n", lambda x, y, z: core.add_n(x, y, z), (r(3), r(3), r(3))),
     ("reshape", lambda x: core.reshape(x, shape=(3, -1)), (r(2, 6),)),
     ("stack", lambda x, y: core.stack(x, y, axis=-1), (r(2, 3), r(2, 3))),
+    ("unstack", lambda x: core.stack(*core.unstack(x, axis=1)[::-1]) * x[:, 0], (r(2, 3),)),
+    # parts nothing uses get no gradient (None, zero-filled by the rule)
+    ("unstack-one-part", lambda x: core.unstack(x, axis=-1)[1] ** 2, (r(3, 2),)),
     ("getitem-slices", lambda x: x[1:, ::-2], (r(4, 5),)),
     ("getitem-repeated", lambda x: x[np.array([0, 2, 0, 0])], (r(3, 2),)),
     ("getitem-mask", lambda x: x[np.array([True, False, True])], (r(3),)),

@@ -1,0 +1,571 @@
+"""``vmap``: a function mapped over an axis of its arguments, with JAX's semantics.
+
+Two ways to run, chosen per call:
+
+* Outside any tape, accumulator or trace (nothing can differentiate the result), the
+  per-example function is traced once per signature into a graph (cached on the ``vmap``
+  object, as :func:`hessgrad.function` caches its traces) and that graph runs for the whole
+  batch at once (``ConcreteFunction.run_batched``: batching rules per primitive, the batched
+  compiled program). Unmapped arguments are fed once, unbatched.
+* Under a tape or an accumulator, or inside a trace, ``fun`` is traced into a graph of its
+  own at each call (with the recorders set aside, and the tensors it closes over as inputs),
+  and that graph is replayed by binding, for each node, the batched op of
+  :mod:`hessgrad.ops.batching_ops`: the recorders see ordinary ops, so the result has
+  derivatives of every order. Ops whose nodes hold traced blocks or closures (``while_loop``,
+  ``cond``, ``TensorArray``, ``custom_gradient``) cannot be replayed so: ``fun`` then runs once
+  per batch member, on slices, and the results are stacked.
+
+A function that needs concrete values (Python control flow on them) cannot be traced; it runs
+once per batch member on slices too.
+"""
+
+import functools
+
+import numpy as np
+
+from .engine.dispatch import bind
+from .engine.function import ConcreteFunction, signature_key
+from .engine.graph import CONST, PLACEHOLDER, Graph
+from .engine.nest import flatten, pack_as, structure_key
+from .engine.state import THREAD
+from .engine.tensor import ConcretizationError, Tensor, Variable, owned
+from .ops.batching_ops import apply_batched
+from .ops.core import broadcast_to, constant, stack, unstack
+from .ops.shape import transpose
+
+# Nodes that cannot be replayed on batched operands: their params hold blocks traced in the
+# per-example graph, or closures over its tensors.
+_OPAQUE = {"while", "cond", "custom_gradient"}
+
+
+def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
+    """Vectorizing map: ``fun`` applied to every slice of its arguments along the mapped axes,
+    the results stacked along ``out_axes`` (JAX's ``jax.vmap``).
+
+    Args:
+        fun: a function of arrays (or nested tuples, lists and dicts of them).
+        in_axes: which axis of each positional argument to map over: an int (every argument),
+            None (none), or a tuple/list with one entry per positional argument, each an int,
+            None, or a structure matching that argument (a tree prefix of it). Negative axes
+            count from the end. Keyword arguments are always mapped over axis 0.
+        out_axes: where the mapped axis goes in each output: an int, None (the output must
+            not depend on the mapped axis) or a structure matching the output (a prefix).
+        axis_size: the batch size; needed when no argument is mapped (the outputs are then
+            broadcast to it), else it must agree with the mapped axes.
+    Returns:
+        The mapped function. Called with numpy values outside any transform it returns numpy
+        arrays; with tensors, or under a tape, accumulator or trace, tensors (which can be
+        differentiated to any order).
+    Raises:
+        TypeError: ``in_axes``/``out_axes`` hold something other than ints and None.
+        ValueError: (when called) ``in_axes`` does not match the arguments' structure, an
+            axis is out of range for an argument, the mapped axes differ in size, nothing is
+            mapped and ``axis_size`` is not given, or ``out_axes`` is None for an output that
+            depends on the mapped axis.
+
+    Outside any transform the per-example function is traced once per signature (shapes and
+    dtypes of the per-example arguments, the Python values among them) and the trace is kept
+    by the returned function, as :func:`hessgrad.function` keeps its traces: arrays ``fun``
+    reads from outside its arguments are read when it is traced, so pass data that changes
+    between calls as arguments. The first call with a batch size runs the traced program
+    compiled without Numba kernels; the next ones with that size compile the kernels too.
+
+    >>> import hessgrad as hg
+    >>> import hessgrad.numpy as hnp
+    >>> X = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    >>> hg.vmap(lambda x: hnp.sum(x ** 2))(X)
+    array([ 5., 25., 61.])
+    >>> hg.vmap(lambda x, w: x @ w, in_axes=(1, None))(X, np.array([1.0, 0.0, -1.0]))
+    array([-4., -4.])
+    >>> loss = lambda w, x, y: (hnp.dot(x, w) - y) ** 2
+    >>> hg.vmap(hg.grad(loss), in_axes=(None, 0, 0))(np.ones(2), X, np.array([2.0, 6.0, 10.0]))
+    array([[ 2.,  4.],
+           [ 6.,  8.],
+           [10., 12.]])
+    """
+    if not callable(fun):
+        raise TypeError(f"vmap: fun must be callable, got {type(fun).__name__}")
+    _check_spec(in_axes, "in_axes", "in_axes")
+    _check_spec(out_axes, "out_axes", "out_axes")
+    if axis_size is not None and (not isinstance(axis_size, (int, np.integer))
+                                  or isinstance(axis_size, bool) or axis_size < 0):
+        raise TypeError(f"vmap: axis_size must be None or a non-negative int, got {axis_size!r}")
+    return _Mapped(fun, in_axes, out_axes, axis_size)
+
+
+def _is_axis(spec):
+    return spec is None or isinstance(spec, (int, np.integer)) and not isinstance(spec, bool)
+
+
+def _check_spec(spec, what, path):
+    if _is_axis(spec):
+        return
+    if isinstance(spec, dict):
+        for key, sub in spec.items():
+            _check_spec(sub, what, f"{path}[{key!r}]")
+    elif isinstance(spec, (list, tuple)):
+        for j, sub in enumerate(spec):
+            _check_spec(sub, what, f"{path}[{j}]")
+    else:
+        raise TypeError(f"vmap: {what} must be an int, None, or a (nested) tuple, list or dict "
+                        f"of them, but {path} is {spec!r}")
+
+
+def _paths(structure, prefix):
+    """``(path, leaf)`` for the leaves of ``structure`` in :func:`flatten` order."""
+    if isinstance(structure, dict):
+        for key in sorted(structure):
+            yield from _paths(structure[key], f"{prefix}[{key!r}]")
+    elif isinstance(structure, (list, tuple)):
+        for j, sub in enumerate(structure):
+            yield from _paths(sub, f"{prefix}[{j}]")
+    else:
+        yield prefix, structure
+
+
+def _describe(x):
+    if isinstance(x, dict):
+        return f"a dict with keys {sorted(x, key=repr)}"
+    if isinstance(x, (list, tuple)):
+        return f"a {type(x).__name__} of length {len(x)}"
+    return "None" if x is None else f"a leaf ({type(x).__name__})"
+
+
+def _spread(spec, value, spec_path, value_path, what):
+    """One axis per leaf of ``value`` from ``spec``, a tree prefix of its structure."""
+    if _is_axis(spec):
+        return [spec] * len(flatten(value))
+    if isinstance(spec, dict):
+        if not isinstance(value, dict) or set(spec) != set(value):
+            raise ValueError(f"vmap: {spec_path} is {_describe(spec)} but {value_path} is "
+                             f"{_describe(value)}; {what} must be a tree prefix of it")
+        return [a for key in sorted(value) for a in _spread(
+            spec[key], value[key], f"{spec_path}[{key!r}]", f"{value_path}[{key!r}]", what)]
+    if not isinstance(value, (list, tuple)) or isinstance(value, dict) or \
+            len(spec) != len(value):
+        raise ValueError(f"vmap: {spec_path} is {_describe(spec)} but {value_path} is "
+                         f"{_describe(value)}; {what} must be a tree prefix of it")
+    return [a for j, (s, v) in enumerate(zip(spec, value)) for a in _spread(
+        s, v, f"{spec_path}[{j}]", f"{value_path}[{j}]", what)]
+
+
+def _in_axes_per_leaf(in_axes, args, kwargs):
+    """One axis (int or None) per leaf of ``(args, kwargs)``."""
+    if isinstance(in_axes, dict):
+        raise ValueError("vmap: in_axes must be an int, None, or a tuple/list with one entry "
+                         "per positional argument; for one dict argument write "
+                         "in_axes=({...},)")
+    if isinstance(in_axes, (list, tuple)):
+        if len(in_axes) != len(args):
+            raise ValueError(f"vmap: in_axes must be an int, None, or a tuple of entries "
+                             f"corresponding to the positional arguments passed to the "
+                             f"function, but got len(in_axes)={len(in_axes)}, "
+                             f"len(args)={len(args)}")
+        axes = _spread(tuple(in_axes), args, "in_axes", "args", "in_axes")
+    else:
+        axes = [in_axes] * len(flatten(args))
+    return axes + [0] * len(flatten(kwargs))  # keyword arguments: always axis 0
+
+
+def _shape(x):
+    if isinstance(x, Tensor):
+        return tuple(x.shape)
+    return np.shape(x)
+
+
+def _dtype(x):
+    if isinstance(x, Tensor):
+        return x.dtype
+    return x.dtype if isinstance(x, (np.ndarray, np.generic)) else np.result_type(x)
+
+
+class _Call:
+    """One call's leaves, their axes (normalized; None where unmapped) and the batch size."""
+
+    def __init__(self, in_axes, axis_size, args, kwargs):
+        self.args, self.kwargs = args, kwargs
+        self.leaves = flatten((args, kwargs))
+        paths = [p for p, _ in _paths(args, "args")] + \
+            [p for p, _ in _paths(kwargs, "kwargs")]
+        raw = _in_axes_per_leaf(in_axes, args, kwargs)
+        self.axes = []
+        sizes = []  # (size, description) per mapped leaf
+        for path, leaf, axis in zip(paths, self.leaves, raw):
+            if axis is None or leaf is None:  # None is a structure without leaves
+                self.axes.append(None)
+                continue
+            shape = _shape(leaf)
+            if shape is None or None in shape:
+                raise ValueError(f"vmap: {path} has a shape known only at run time ({shape}); "
+                                 "its mapped axis must have a static length")
+            nd = len(shape)
+            if not -nd <= axis < nd:
+                need = axis + 1 if axis >= 0 else -axis
+                raise ValueError(f"vmap was requested to map {path} along axis {axis}, which "
+                                 f"implies that its rank should be at least {need}, but it "
+                                 f"is only {nd} (its shape is {shape})")
+            axis = int(axis) % nd
+            self.axes.append(axis)
+            sizes.append((shape[axis], f"axis {axis} of {path} of shape {shape}"))
+        self.mapped = [a is not None for a in self.axes]
+        distinct = {s for s, _ in sizes} | ({axis_size} if axis_size is not None else set())
+        if len(distinct) > 1:
+            lines = ([f"  * the axis_size argument was {axis_size};"] if axis_size is not None
+                     else []) + [f"  * size {s}: {d};" for s, d in sizes]
+            raise ValueError("vmap got inconsistent sizes for array axes to be mapped:\n" +
+                             "\n".join(lines))
+        if not distinct:
+            raise ValueError("vmap must have at least one non-None value in in_axes (for an "
+                             "argument with array leaves) or axis_size must be specified")
+        self.k = distinct.pop()
+
+    def per_example(self, values):
+        """``(args, kwargs)`` with the leaves replaced by ``values``."""
+        return pack_as((self.args, self.kwargs), values)
+
+
+class _Mapped:
+    """What :func:`vmap` returns."""
+
+    def __init__(self, fun, in_axes, out_axes, axis_size):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.in_axes = tuple(in_axes) if isinstance(in_axes, list) else in_axes
+        self.out_axes = out_axes
+        self.axis_size = axis_size
+        self._traces = {}  # signature of the per-example call -> ConcreteFunction or None
+        self._sizes = set()  # (signature, batch size, mapped flags) run before
+
+    def __get__(self, instance, owner):
+        if instance is None:
+            return self
+        return functools.partial(self, instance)
+
+    def __call__(self, *args, **kwargs):
+        call = _Call(self.in_axes, self.axis_size, args, kwargs)
+        state = THREAD.state
+        plain = not state.recorders and not state.graphs
+        as_tensors = not plain or any(isinstance(x, Tensor) for x in call.leaves)
+        if not any(call.mapped):  # axis_size only: one call, its results broadcast
+            out = self.fun(*args, **kwargs)
+            flat = flatten(out)
+            flags = [False] * len(flat)
+        elif plain and call.k:
+            out, flat, flags = self._run_traced(call)
+        else:
+            out, flat, flags = _replay(self.fun, call)
+        if not as_tensors:
+            flat = [_to_numpy(v) for v in flat]
+        return self._place(out, flat, flags, call.k, as_tensors)
+
+    # --- outside any transform: one traced graph for the whole batch ------------------------
+    def _run_traced(self, call):
+        """``(structure, flat outputs, batched flags)`` from the cached trace (per member when
+        ``fun`` cannot be traced: it needs concrete values)."""
+        fed, examples = [], []
+        for leaf, axis in zip(call.leaves, call.axes):
+            if axis is None:
+                fed.append(leaf)
+                examples.append(leaf)
+                continue
+            value = leaf.numpy() if isinstance(leaf, Tensor) else np.asarray(leaf)
+            value = np.moveaxis(value, axis, 0) if axis else value
+            fed.append(value)
+            examples.append(value[0])
+        ex_args, ex_kwargs = call.per_example(examples)
+        key = signature_key(ex_args, ex_kwargs)
+        if key not in self._traces:
+            try:
+                self._traces[key] = ConcreteFunction(self.fun, ex_args, ex_kwargs)
+            except ConcretizationError:
+                self._traces[key] = None  # Python control flow on values: run per member
+        concrete = self._traces[key]
+        if concrete is None:
+            return _per_member(self.fun, call, fed, None)
+        # A batch size seen for the first time runs without Numba kernels: kernels are
+        # compiled per batch size (up to a second each), worth it for sizes that recur.
+        size = (key, call.k, tuple(call.mapped))
+        flat, flags = concrete.run_batched_outputs(fed, call.mapped,
+                                                   jit_kernels=size in self._sizes)
+        self._sizes.add(size)
+        inputs = [v for v, m in zip(fed, call.mapped) if m]
+        flat = [_unaliased(v, inputs) if f else v for v, f in zip(flat, flags)]
+        return concrete.structured_outputs, flat, flags
+
+    # --- outputs ----------------------------------------------------------------------------
+    def _place(self, out, flat, flags, k, as_tensors):
+        """``out``'s structure with each leaf's batch axis moved to its ``out_axes`` (an
+        unbatched leaf broadcast to the batch, or left as it is for ``out_axes=None``)."""
+        axes = _spread(self.out_axes, out, "out_axes", "the output", "out_axes")
+        placed = []
+        for (path, _), value, batched, axis in zip(_paths(out, "output"), flat, flags, axes):
+            if value is None:
+                placed.append(None)
+                continue
+            value = _as_value(value, path)
+            if axis is None:
+                if batched:
+                    raise ValueError(f"vmap: out_axes{path[6:]} is None but {path} (shape "
+                                     f"{_shape(value)[1:]} per member) depends on the mapped "
+                                     "axis; only an output that does not can be returned "
+                                     "unmapped")
+                placed.append(_finish(value, as_tensors, copy=True))
+                continue
+            shape = _shape(value)[1:] if batched else _shape(value)
+            nd = len(shape) + 1
+            if not -nd <= axis < nd:
+                raise ValueError(f"vmap: out_axes{path[6:]}={axis} is out of range for {path}, "
+                                 f"whose mapped value has {nd} dimensions (shape {shape} per "
+                                 f"member plus the mapped axis of size {k})")
+            if not batched:
+                value = _broadcast(value, k)
+            placed.append(_finish(_move_from_front(value, axis % nd), as_tensors))
+        return pack_as(out, placed)
+
+
+def _as_value(value, path):
+    if isinstance(value, (Tensor, np.ndarray, np.generic)):
+        return value
+    if isinstance(value, (bool, int, float, complex)):
+        return np.asarray(value)
+    raise TypeError(f"vmap: fun returned {type(value).__name__} at {path}; outputs must be "
+                    "arrays, tensors or numbers (or tuples, lists and dicts of them)")
+
+
+def _to_numpy(value):
+    return value.numpy() if isinstance(value, Tensor) else value
+
+
+def _finish(value, as_tensors, copy=False):
+    if as_tensors:
+        return value if isinstance(value, Tensor) else constant(value)
+    value = _to_numpy(value)
+    if copy and isinstance(value, np.ndarray):
+        return value.copy() if not value.flags.writeable else value
+    return owned(value) if isinstance(value, np.ndarray) else value
+
+
+def _unaliased(value, inputs):
+    """A batched output that may be an input itself (``lambda x: x``) is copied: the caller
+    gets a new array, as from any other output."""
+    if isinstance(value, np.ndarray) and any(np.may_share_memory(value, a) for a in inputs):
+        return value.copy()
+    return value
+
+
+def _broadcast(value, k):
+    shape = (k,) + tuple(_shape(value))
+    if isinstance(value, Tensor):
+        return broadcast_to(value, shape=shape)
+    return np.broadcast_to(value, shape)
+
+
+def _move_to_front(value, axis):
+    if not axis:
+        return value
+    if isinstance(value, Tensor):
+        nd = len(value.shape)
+        return transpose(value, axes=(axis,) + tuple(a for a in range(nd) if a != axis))
+    return np.moveaxis(value, axis, 0)
+
+
+def _move_from_front(value, axis):
+    if not axis:
+        return value
+    if isinstance(value, Tensor):
+        order = list(range(1, len(value.shape)))
+        order.insert(axis, 0)
+        return transpose(value, axes=tuple(order))
+    return np.moveaxis(value, 0, axis)
+
+
+# --- under a tape, an accumulator or a trace: a replay with differentiable ops ---------------
+class _TraceGraph(Graph):
+    """The per-example graph. Tensors from outside it (eager tensors ``fun`` closes over, a
+    surrounding trace's tensors) become placeholders, fed with those tensors at replay, so
+    that derivatives reach them."""
+
+    def __init__(self):
+        super().__init__()
+        self.captures = {}  # id(outer tensor) -> (outer tensor, its placeholder)
+
+    def _as_input(self, a, prim):
+        if isinstance(a, Tensor) and not isinstance(a, Variable) and (
+                a._value is not None or a._node.graph is not self):
+            entry = self.captures.get(id(a))
+            if entry is None:
+                p = self.placeholder(a.dtype, a.shape, name="captured")
+                p._weak = a._weak
+                entry = self.captures[id(a)] = (a, p)
+            return entry[1]
+        return super()._as_input(a, prim)
+
+
+class _SetAside:
+    """Trace with no recorder observing (the per-example graph is not differentiated; its
+    replay is)."""
+
+    def __enter__(self):
+        self.state = state = THREAD.state
+        self.saved = state.recorders, state.limit, state.plain_values
+        state.recorders, state.limit, state.plain_values = [], None, False
+
+    def __exit__(self, *exc):
+        self.state.recorders, self.state.limit, self.state.plain_values = self.saved
+
+
+def _replay(fun, call):
+    """``(structure, flat outputs, batched flags)``, built from differentiable ops."""
+    moved = [None if axis is None else _move_to_front(leaf, axis)
+             for leaf, axis in zip(call.leaves, call.axes)]
+    graph = _TraceGraph()
+    try:
+        with _SetAside(), graph.as_default():
+            inputs = [leaf if axis is None else
+                      graph.placeholder(_dtype(leaf), _shape(leaf)[:axis] + _shape(leaf)[axis + 1:],
+                                        name="example")
+                      for leaf, axis in zip(call.leaves, call.axes)]
+            args, kwargs = call.per_example(inputs)
+            out = fun(*args, **kwargs)
+    except ConcretizationError:  # Python control flow on values: per member, eagerly
+        return _per_member(fun, call, moved, None)
+    flat = flatten(out)
+    nodes = _needed(graph, flat)
+    dependent = _dependent(nodes, inputs, call.mapped)
+    if any(n.prim.name in _OPAQUE or n.prim.name.startswith("tensor_array") for n in nodes):
+        return _per_member(fun, call, moved, [id(y) in dependent for y in flat])
+    if not call.k:
+        return out, *_replay_empty(graph, nodes, dependent, flat)
+    env = {id(p): (m, True) for p, m, mapped in zip(inputs, moved, call.mapped) if mapped}
+    env.update((id(p), (outer, False)) for outer, p in graph.captures.values())
+    for node in nodes:
+        if node.prim is PLACEHOLDER:
+            continue
+        if node.prim is CONST:
+            env[id(node.outputs[0])] = (node.params["value"], False)
+            continue
+        args, flags = [], []
+        for a in node.inputs:
+            value, flag = env[id(a)] if _inside(a, graph) else (a, False)
+            args.append(value)
+            flags.append(flag)
+        if any(flags):
+            outs = apply_batched(node.prim, args, flags, node.params, call.k)
+        else:
+            outs = bind(node.prim, tuple(args), node.params)
+            outs = outs if node.prim.multiple_results else (outs,)
+        batched = any(flags)
+        for o, v in zip(node.outputs, outs):
+            env[id(o)] = (v, batched)
+    values, flags = [], []
+    for y in flat:
+        value, flag = env[id(y)] if _inside(y, graph) else (y, False)
+        values.append(value)
+        flags.append(flag)
+    return out, values, flags
+
+
+def _inside(t, graph):
+    return isinstance(t, Tensor) and t._value is None and t._node.graph is graph
+
+
+def _needed(graph, outputs):
+    """The nodes of ``graph`` that compute ``outputs``, in creation order."""
+    nodes, stack_ = {}, [t for t in outputs if _inside(t, graph)]
+    while stack_:
+        node = stack_.pop()._node
+        if id(node) in nodes:
+            continue
+        nodes[id(node)] = node
+        stack_.extend(a for a in node.inputs if _inside(a, graph))
+    return sorted(nodes.values(), key=lambda n: n.seq)
+
+
+def _dependent(nodes, inputs, mapped):
+    """The ids of the placeholders of the mapped arguments and of the tensors computed from
+    them."""
+    dependent = {id(p) for p, m in zip(inputs, mapped) if m}
+    for node in nodes:
+        if any(id(a) in dependent for a in node.inputs if isinstance(a, Tensor)):
+            dependent.update(id(o) for o in node.outputs)
+    return dependent
+
+
+def _replay_empty(graph, nodes, dependent, flat):
+    """A batch of size 0: what depends on the mapped arguments is empty (shaped from the
+    trace); the rest is computed as usual."""
+    env = {id(p): (outer, False) for outer, p in graph.captures.values()}
+    for node in nodes:
+        if node.prim is PLACEHOLDER or id(node.outputs[0]) in dependent:
+            continue
+        if node.prim is CONST:
+            env[id(node.outputs[0])] = (node.params["value"], False)
+            continue
+        args = [env[id(a)][0] if _inside(a, graph) else a for a in node.inputs]
+        outs = bind(node.prim, tuple(args), node.params)
+        for o, v in zip(node.outputs, outs if node.prim.multiple_results else (outs,)):
+            env[id(o)] = (v, False)
+    values, flags = [], []
+    for y in flat:
+        if _inside(y, graph) and id(y) in dependent:
+            if y.shape is None or None in y.shape:
+                raise ValueError(f"vmap: an output's shape is known only at run time "
+                                 f"({y.shape}); a batch of size 0 needs it")
+            values.append(constant(np.zeros((0,) + tuple(y.shape), y.dtype)))
+            flags.append(True)
+        else:
+            values.append(env[id(y)][0] if _inside(y, graph) else y)
+            flags.append(False)
+    return values, flags
+
+
+def _per_member(fun, call, moved, flags):
+    """``fun`` once per batch member on slices, the results stacked. ``flags`` (from the
+    trace, when there is one) tell which outputs depend on the mapped arguments; without a
+    trace an output is taken as shared when every member returned the same value."""
+    if not call.k:
+        raise ValueError("vmap: fun cannot be traced (it needs concrete values), so it runs "
+                         "once per batch member; a batch of size 0 gives nothing to run")
+    slices = [_slices(m) if mapped else None for m, mapped in zip(moved, call.mapped)]
+    results = []
+    for j in range(call.k):
+        args, kwargs = call.per_example([s[j] if mapped else leaf for leaf, s, mapped in zip(
+            call.leaves, slices, call.mapped)])
+        results.append(fun(*args, **kwargs))
+    structure = structure_key(results[0])
+    for r in results[1:]:
+        if structure_key(r) != structure:
+            raise ValueError("vmap: fun returned differently structured outputs for different "
+                             "batch members")
+    columns = list(zip(*[flatten(r) for r in results]))
+    if flags is None:
+        flags = [not _same(column) for column in columns]
+    values = []
+    for column, batched in zip(columns, flags):
+        if column[0] is None:
+            values.append(None)
+        elif batched:
+            values.append(stack(*[_as_value(v, "the output") for v in column], axis=0))
+        else:
+            values.append(column[0])
+    return results[0], values, flags
+
+
+def _slices(value):
+    if isinstance(value, Tensor):
+        return unstack(value, axis=0)
+    return list(value)
+
+
+def _same(column):
+    first = column[0]
+    if all(v is first for v in column):
+        return True
+    try:
+        arrays = [np.asarray(_to_numpy(v)) for v in column]
+    except TypeError:  # symbolic values: assume they differ
+        return False
+    return all(a.shape == arrays[0].shape and np.array_equal(a, arrays[0]) for a in arrays)
+
+
+__all__ = ["vmap"]
