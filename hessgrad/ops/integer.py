@@ -4,12 +4,7 @@ bit counts. Their results are integers (or booleans): constants for differentiat
 import numpy as np
 
 from ..engine.registry import primitive
-from .elementwise import _binary_prim
-
-
-def _binary(name, forward):
-    return _binary_prim(name, forward, nondiff=True)
-
+from .elementwise import _nondiff_binary as _binary
 
 gcd = _binary("gcd", np.gcd)
 lcm = _binary("lcm", np.lcm)
