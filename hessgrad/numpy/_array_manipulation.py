@@ -11,20 +11,11 @@ import operator
 import sys
 
 import numpy as _np
-from numpy.lib.array_utils import normalize_axis_index as _normalize_axis_index, \
-    normalize_axis_tuple as _normalize_axis_tuple
+from numpy.lib.array_utils import normalize_axis_tuple as _normalize_axis_tuple
 
 from ..engine.tensor import Tensor as _Tensor
 from ..ops import core as _core, shape as _sh
 from ._extras import _array, _as_tensor, _concrete
-
-
-def _axis(fname, axis, ndim, what="axis"):
-    try:
-        return _normalize_axis_index(operator.index(axis), ndim)
-    except _np.exceptions.AxisError:
-        raise _np.exceptions.AxisError(f"{fname}: {what} {axis} is out of bounds for an array "
-                                       f"of dimension {ndim}") from None
 
 
 def matrix_transpose(x, /):
@@ -58,7 +49,7 @@ def unstack(x, /, *, axis=0):
     if len(x.shape) == 0:
         raise ValueError("unstack: Input array must be at least 1-d (argument 'x' has shape "
                          "())")
-    ax = _axis("unstack", axis, len(x.shape))
+    ax = _sh.normalize_axis(axis, len(x.shape), "unstack")
     if x.shape[ax] == 0:
         return ()
     return tuple(_core.unstack(x, axis=ax))  # one op: its gradient is one stack
@@ -76,7 +67,7 @@ def rollaxis(a, axis, start=0):
     """
     a = _as_tensor(_array("rollaxis", a))
     n = len(a.shape)
-    axis = _axis("rollaxis", axis, n)
+    axis = _sh.normalize_axis(axis, n, "rollaxis")
     start = operator.index(start)
     if start < 0:
         start += n
@@ -199,7 +190,7 @@ def compress(condition, a, axis=None, out=None):
     a = _as_tensor(_array("compress", a))
     if axis is None:
         a, axis = _core.reshape(a, shape=(-1,)), 0
-    axis = _axis("compress", axis, len(a.shape))
+    axis = _sh.normalize_axis(axis, len(a.shape), "compress")
     n = a.shape[axis]
     if idx.size and idx[-1] >= n:
         raise IndexError(f"compress: index {idx[-1]} is out of bounds for axis {axis} with "

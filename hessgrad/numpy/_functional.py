@@ -8,19 +8,10 @@ import builtins
 import operator
 
 import numpy as _np
-from numpy.lib.array_utils import normalize_axis_index as _normalize_axis_index
 
 from ..engine.tensor import Tensor as _Tensor
 from ..ops import core as _core, elementwise as _ew, reduction as _red, shape as _sh
 from ._extras import _array, _as_tensor, _symbolic, _value
-
-
-def _axis(fname, axis, ndim):
-    try:
-        return _normalize_axis_index(operator.index(axis), ndim)
-    except _np.exceptions.AxisError:
-        raise _np.exceptions.AxisError(f"{fname}: axis {axis} is out of bounds for an array "
-                                       f"of dimension {ndim}") from None
 
 
 # --- piecewise ----------------------------------------------------------------------------
@@ -119,7 +110,7 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     """
     arr = _as_tensor(_array("apply_along_axis", arr, "arr"))
     nd = len(arr.shape)
-    axis = _axis("apply_along_axis", axis, nd)
+    axis = _sh.normalize_axis(axis, nd, "apply_along_axis")
     moved = _sh.moveaxis(arr, axis, -1)
     outer = tuple(moved.shape[:-1])
     if 0 in outer:

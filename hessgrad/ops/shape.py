@@ -7,6 +7,8 @@ and follow numpy's signatures and semantics; bad axes or shapes raise errors nam
 function and the shapes.
 """
 
+import operator
+
 import numpy as np
 
 from ..engine.registry import primitive
@@ -86,7 +88,7 @@ def _shape(x, what, arg="a"):
 
 def normalize_axis(axis, ndim, what, arg="axis"):
     try:
-        axis = int(axis)
+        axis = operator.index(axis)  # as numpy: 1.0 is no axis
     except TypeError:
         raise TypeError(f"{what}: {arg} must be an integer, got {axis!r}") from None
     if not -ndim <= axis < ndim:
