@@ -111,7 +111,7 @@ def push_tangents(prim, args, params, outs, arg_tangents):
             if term is not None:
                 out = term if out is None else bind(get("add"), (out, term), {})
     if prim.multiple_results:
-        return tuple(out)
+        return (None,) * len(outs) if out is None else tuple(out)
     if out is None or type(out) is Tensor and out._value is not None and \
             ans._value is not None and out._value.shape == ans._value.shape:
         return (out,)

@@ -32,8 +32,12 @@ JVP of ``cond`` is a ``cond`` of the branches' JVPs.
 
 Limits: gradient rules need static shapes, so tensors whose shape is only known at run time (a
 ``shape_invariants`` dimension set to None, ``stack()`` of a ``dynamic_size`` TensorArray) can
-be computed but not differentiated in graph mode. The reverse pass of a loop that writes a
-TensorArray copies the buffer's cotangent once per iteration.
+be computed but not differentiated in graph mode.
+
+The reverse loop of a loop that writes or reads a TensorArray carries the buffer's cotangent;
+it takes a written row out of it (``tensor_array_pop``) and adds a read's row into it
+(``tensor_array_accumulate``) in place, in a copy the reverse loop owns, so that a T-step
+``scan`` differentiates in O(T) rather than copying the whole buffer at each step.
 
 TensorArray in graph mode is one loop-carried buffer tensor of shape ``(capacity,) +
 element_shape`` (plus a size tensor when ``dynamic_size``). Writes update the buffer *in place*
@@ -43,6 +47,8 @@ sound because a TensorArray flow value is used once: after ``ta2 = ta.write(i, v
 No rule reads a buffer's forward value (reads, writes and their adjoints are linear), so the
 aliasing cannot corrupt gradients either.
 """
+
+import threading
 
 import numpy as np
 
@@ -61,7 +67,7 @@ from .shape import concatenate
 
 # --- TensorArray buffer primitives (graph mode) -------------------------------------------
 def _rows(x):
-    return np.shape(x)[0]
+    return x.shape[0] if type(x) is np.ndarray else np.shape(x)[0]
 
 
 def _check_index(idx, rows, what, dynamic=False):
@@ -197,6 +203,83 @@ tensor_array_clear = primitive(
     vjp=[lambda gg, ans, g, idx, like: tensor_array_clear(gg, idx, g), None, None],
     jvp=[lambda t, ans, g, idx, like: tensor_array_clear(t, idx, like), None, None],
     shape_rule=_ta_clear_shape)
+
+
+# --- cotangent buffers updated in place by a reverse loop -----------------------------------
+# The reverse loop of a ``while`` that writes (or reads) a TensorArray carries the buffer's
+# cotangent, and each iteration takes one row out of it (a write's adjoint) or adds one row
+# into it (a read's adjoint). Done functionally, every iteration copies the whole buffer:
+# O(T^2) for T steps. These two ops update the cotangent in place instead, when the running
+# loop owns it: ``_while_forward`` copies such loop variables once on entry and lists the
+# copies here (not while it records a history, which would alias them). By construction
+# (see ``_while_vjp``) each such variable has this one op as its only consumer per iteration.
+class _Owned(threading.local):
+    ids = None  # id -> array, for the arrays the innermost running loop owns; or None
+
+
+_OWNED = _Owned()
+
+
+def _ta_pop(g, idx, like):
+    """``(g[idx], g with rows idx zeroed)``: a write's adjoint, both parts at once."""
+    owned = _OWNED.ids
+    if owned is not None and id(g) in owned and _rows(g) == _rows(like):
+        i = _check_index(idx, _rows(g), "TensorArray gradient")
+        row = np.array(g[i])
+        g[i] = 0
+        return row, g
+    return _ta_read(g, idx), _ta_clear(g, idx, like)
+
+
+def _ta_pop_vjp(g, ans, cot, idx, like):
+    g_row, g_rest = g
+    parts = []
+    if g_row is not None:
+        parts.append(tensor_array_read_adjoint(g_row, idx, cot))
+    if g_rest is not None:
+        parts.append(tensor_array_clear(g_rest, idx, cot))
+    grad = None if not parts else parts[0] if len(parts) == 1 else add(*parts)
+    return grad, None, None
+
+
+tensor_array_pop = primitive(
+    "tensor_array_pop", _ta_pop, vjp=_ta_pop_vjp,
+    jvp=[lambda t, ans, g, idx, like: tensor_array_pop(t, idx, like), None, None],
+    multiple_results=True, none_grads_ok=True,
+    shape_rule=lambda g, idx, like: [_ta_read_shape(g, idx), _ta_clear_shape(g, idx, like)])
+WRITES_IN_PLACE["tensor_array_pop"] = lambda params: (0,)
+
+
+def _ta_accumulate(acc, idx, row):
+    """``acc`` plus ``row`` added at rows ``idx``: a read's adjoint added into ``acc``."""
+    dtype = np.result_type(acc, row)
+    owned = _OWNED.ids
+    if not (owned is not None and id(acc) in owned and acc.dtype == dtype):
+        acc = np.array(acc, dtype=dtype)
+    i = _check_index(idx, _rows(acc), "TensorArray gradient")
+    if type(i) is int:
+        acc[i] += row
+    else:
+        np.add.at(acc, i, row)  # repeated indices add up
+    return acc
+
+
+def _ta_accumulate_jvp(tangents, ans, acc, idx, row):
+    t_acc, _, t_row = tangents
+    if t_row is None:
+        return t_acc
+    if t_acc is None:
+        return tensor_array_read_adjoint(t_row, idx, acc)
+    return tensor_array_accumulate(t_acc, idx, t_row)
+
+
+tensor_array_accumulate = primitive(
+    "tensor_array_accumulate", _ta_accumulate,
+    vjp=[lambda g, ans, acc, idx, row: g, None,
+         lambda g, ans, acc, idx, row: tensor_array_read(g, idx)],
+    jvp=_ta_accumulate_jvp,
+    shape_rule=lambda acc, idx, row: (shape_of(acc), np.result_type(acc.dtype, row.dtype)))
+WRITES_IN_PLACE["tensor_array_accumulate"] = lambda params: (0,)
 
 
 # --- blocks: a traced body or branch --------------------------------------------------------
@@ -347,7 +430,7 @@ class _Record:
 class _Loop:
     """The static facts of a traced ``while`` node its VJP needs."""
 
-    def __init__(self, cond, body, captures, avals, buffers, out_avals):
+    def __init__(self, cond, body, captures, avals, buffers, out_avals, owned=()):
         self.cond = cond                # the condition's _Block
         self.body = body                # the body's _Block
         self.captures = captures        # the outer tensors the node was built with
@@ -355,20 +438,30 @@ class _Loop:
         self.buffers = buffers          # indices of TensorArray buffers (write-once, no history)
         self.recorded = [j for j in range(len(avals)) if j not in buffers]
         self.out_avals = out_avals
+        self.owned = owned              # cotangent buffers the body updates in place (_OWNED)
 
 
 def _while_forward(*values, n_vars, cond_plan, body_plan, maximum_iterations, record, loop):
     state = list(values[:n_vars])
     captures = list(values[n_vars:])
     history = [] if record.on else None
+    owned = None
+    if loop.owned and history is None:  # this run's own copies, updated in place
+        for j in loop.owned:
+            state[j] = np.array(state[j])
+        owned = {id(state[j]): state[j] for j in loop.owned}  # held: ids stay unique
+    outer, _OWNED.ids = _OWNED.ids, owned  # an outer loop's arrays are not this body's
     count = 0
-    while maximum_iterations is None or count < maximum_iterations:
-        if not bool(np.asarray(cond_plan.run(state + captures)[0])):
-            break
-        if history is not None:
-            history.append(state)
-        state = body_plan.run(state + captures)
-        count += 1
+    try:
+        while maximum_iterations is None or count < maximum_iterations:
+            if not bool(np.asarray(cond_plan.run(state + captures)[0])):
+                break
+            if history is not None:
+                history.append(state)
+            state = body_plan.run(state + captures)
+            count += 1
+    finally:
+        _OWNED.ids = outer
     saved = []
     for j in loop.recorded:
         if history is None:
@@ -378,6 +471,17 @@ def _while_forward(*values, n_vars, cond_plan, body_plan, maximum_iterations, re
         else:
             saved.append(np.zeros((0,) + np.shape(values[j]), np.result_type(values[j])))
     return tuple(state) + (np.int64(count),) + tuple(saved)
+
+
+def _add_rows(acc, g):
+    """``acc + g``; when ``g`` is one read's adjoint (a row scattered into zeros), the row is
+    added into ``acc`` (in place when the running loop owns ``acc``)."""
+    node = g._node
+    if node is not None and node.prim is tensor_array_read_adjoint.primitive and \
+            not node.params.get("prefix") and shape_of(g) == shape_of(acc):
+        row, idx, _ = node.inputs
+        return tensor_array_accumulate(acc, idx, row)
+    return add(acc, g)
 
 
 def _while_vjp(g, ans, *inputs, n_vars, loop, record, **_):
@@ -395,6 +499,8 @@ def _while_vjp(g, ans, *inputs, n_vars, loop, record, **_):
     g_hist_of = {j: gh for j, gh in zip(loop.recorded, g_hists) if gh is not None}
     nv = len(dvars)
 
+    owned = set()  # reverse loop variables updated in place (filled while tracing the body)
+
     def reverse_cond(k, *_):
         return greater(k, 0)
 
@@ -404,16 +510,39 @@ def _while_vjp(g, ans, *inputs, n_vars, loop, record, **_):
                  for j in range(n_vars)]
         outs = loop.body.clone(state, loop.captures, captures)
         d_caps = [captures[c] for c in dcaps]
-        pulled = gradients([outs[j] for j in dvars], [state[j] for j in dvars] + d_caps,
-                           grad_ys=list(acc[:nv]), stop_gradients=state + d_caps,
-                           unconnected_gradients="zero")
+        # A buffer the body writes last (the usual ``ta = ta.write(i, v)``): its cotangent's
+        # row i seeds ``v`` and the rest passes on, both taken in place (tensor_array_pop).
+        targets, seeds, rests = [], [], {}
+        for i, j in enumerate(dvars):
+            write = outs[j]._node if j in loop.buffers else None
+            if write is not None and write.prim is tensor_array_write.primitive and \
+                    write.inputs[0] is state[j] and not write.params.get("dynamic"):
+                _, idx, value = write.inputs
+                row, rests[j] = tensor_array_pop(acc[i], idx, state[j])
+                owned.add(1 + i)
+                targets.append(value)
+                seeds.append(row)
+            else:
+                targets.append(outs[j])
+                seeds.append(acc[i])
+        pulled = gradients(targets, [state[j] for j in dvars] + d_caps, grad_ys=seeds,
+                           stop_gradients=state + d_caps)
         g_state = []
         for i, j in enumerate(dvars):
             gj = pulled[i]
+            if j in rests:
+                gj = rests[j] if gj is None else _add_rows(rests[j], gj)
+            elif gj is None:
+                gj = zeros_like(state[j])
             if j in g_hist_of:
                 gj = add(gj, tensor_array_read(g_hist_of[j], k1))
             g_state.append(gj)
-        g_caps = [add(a, b) for a, b in zip(acc[nv:], pulled[nv:])]
+        g_caps = []
+        for i, (a, b) in enumerate(zip(acc[nv:], pulled[nv:])):
+            g = a if b is None else _add_rows(a, b)
+            if g is not a and g._node.prim is tensor_array_accumulate.primitive:
+                owned.add(1 + nv + i)
+            g_caps.append(g)
         return (k1, *g_state, *g_caps)
 
     init = [count]
@@ -421,8 +550,10 @@ def _while_vjp(g, ans, *inputs, n_vars, loop, record, **_):
     init += [zeros_like(captures[c]) for c in dcaps]
     invariants = [()] + [loop.avals[j][0] for j in dvars] + \
         [shape_of(captures[c]) for c in dcaps]
-    out = while_loop(reverse_cond, reverse_body, tuple(init), shape_invariants=tuple(
-        _Shape(s) for s in invariants))
+    graph = get_default_graph() or count.graph
+    out = _graph_while(graph, reverse_cond, reverse_body,
+                       tuple(_leaf_in_loop(x) for x in init),
+                       tuple(_Shape(s) for s in invariants), None, False, owned=owned)
     for i, j in enumerate(dvars):
         result[j] = out[1 + i]
     for i, c in enumerate(dcaps):
@@ -459,8 +590,11 @@ def _while_jvp(tangents, ans, *inputs, n_vars, loop, record, maximum_iterations,
     # could not be stacked once a dynamic buffer grows).
     buffers = set(loop.buffers) | {n_vars + i for i, j in enumerate(dvars) if j in loop.buffers}
     graph = get_default_graph() or ans[0].graph
+    # The loop's own copies of what the node updates in place, and of their tangents (which
+    # the same ops update, see their JVPs).
+    owned = set(loop.owned) | {n_vars + i for i, j in enumerate(dvars) if j in loop.owned}
     outs = _make_while(graph, cond_flat, body_flat, init, avals, buffers,
-                       maximum_iterations, record=record)
+                       maximum_iterations, record=record, owned=owned)
     result = [None] * len(ans)
     for i, j in enumerate(dvars):
         result[j] = outs[n_vars + i]
@@ -653,7 +787,7 @@ def _eager_while(cond, body, structure, max_iter, packed):
     return structure
 
 
-def _graph_while(graph, cond, body, structure, shape_invariants, max_iter, packed):
+def _graph_while(graph, cond, body, structure, shape_invariants, max_iter, packed, owned=()):
     leaves = flatten(structure)
     flat, kinds = _to_flat(leaves, "while_loop")
     n_vars = len(flat)
@@ -689,13 +823,16 @@ def _graph_while(graph, cond, body, structure, shape_invariants, max_iter, packe
         out_flat, _ = _to_flat([_leaf_in_loop(x) for x in flatten(out)], "while_loop")
         return out_flat
 
-    outs = _make_while(graph, cond_flat, body_flat, flat, avals, buffers, max_iter)
+    outs = _make_while(graph, cond_flat, body_flat, flat, avals, buffers, max_iter,
+                       owned=owned)
     return pack_as(structure, _from_flat(list(outs[:n_vars]), kinds))
 
 
-def _make_while(graph, cond_flat, body_flat, flat, avals, buffers, max_iter, record=None):
+def _make_while(graph, cond_flat, body_flat, flat, avals, buffers, max_iter, record=None,
+                owned=()):
     """Trace the cond and body blocks (functions of flat state lists) and add the ``while``
-    node; returns all its outputs (final state, trip count, histories)."""
+    node; returns all its outputs (final state, trip count, histories). ``owned``: the
+    variables the body updates in place (see ``_OWNED``), known once the body is traced."""
     n_vars = len(flat)
     cond_block = _Block(graph, cond_flat, avals, graph.unique_name("while/cond"))
     pred = cond_block.outputs[0]
@@ -716,7 +853,7 @@ def _make_while(graph, cond_flat, body_flat, flat, avals, buffers, max_iter, rec
     for j, (shape, dtype) in enumerate(avals):
         if j not in buffers:  # the stacked state of every iteration (the VJP's history)
             out_avals.append((None if shape is None else (None,) + tuple(shape), dtype))
-    loop = _Loop(cond_block, body_block, captures, avals, buffers, out_avals)
+    loop = _Loop(cond_block, body_block, captures, avals, buffers, out_avals, frozenset(owned))
     with graph.as_default():
         return _while(*flat, *captures, n_vars=n_vars, cond_plan=cond_block.plan(captures),
                       body_plan=body_block.plan(captures), maximum_iterations=max_iter,
