@@ -18,6 +18,10 @@ from .ir import Op, known, size_of
 from .passes import dead_code
 
 MIN_SIZE = 512
+# Numba's compile time grows faster than linearly with a kernel's size: one group of ~300
+# ops and 200 inputs (the gradient of a 100-step unrolled RNN w.r.t. its weight matrix, a sum
+# of 100 outer products) took 20-30 s. Groups stop growing at this many ops.
+MAX_GROUP_OPS = 64
 
 _F64 = np.dtype(np.float64)
 _BOOL = np.dtype(bool)
@@ -223,7 +227,8 @@ def find_groups(prog, min_size=None):
         for g in cands:
             g = g.find()
             if g.shape == shape and all(g is not c for c in chosen) and \
-                    not g.finals.intersection(op.args) and all(u > k for u in g.outside - {k}):
+                    not g.finals.intersection(op.args) and all(u > k for u in g.outside - {k}) \
+                    and len(g.ops) + sum(len(c.ops) for c in chosen) < MAX_GROUP_OPS:
                 chosen.append(g)
         if not chosen:
             if kind != "map":

@@ -146,3 +146,23 @@ def test_dense_hessians_of_batched_programs(name):
                                atol=1e-12)
     eager = np.stack([hg.hvp(f)(x, e) for e in np.eye(x.size)[:: max(1, x.size // 40)]])
     np.testing.assert_allclose(H[:: max(1, x.size // 40)], eager, rtol=1e-12, atol=1e-12)
+
+
+def test_wide_trees_split_into_kernels_of_bounded_size():
+    # The gradient of a 100-step unrolled RNN w.r.t. its weights adds 100 outer products:
+    # one kernel of all of them took Numba 20-30 s to compile (its time grows faster than
+    # linearly with the kernel); groups now stop at MAX_GROUP_OPS ops.
+    from hessgrad.compiler.fusion import MAX_GROUP_OPS
+    cols = np.random.default_rng(2).standard_normal((150, 50, 1))
+    rows = np.random.default_rng(3).standard_normal((150, 1, 50))
+
+    def f(a, b):
+        total = a[0] * b[0]
+        for k in range(1, 150):
+            total = total + a[k] * b[k]
+        return total
+    c = _compiled(f, cols, rows)
+    assert c.counts_after.get("fused", 0) >= 3
+    for op in c.program.ops:
+        if op.name == "fused":
+            assert len(op.nodes) <= MAX_GROUP_OPS + 1, len(op.nodes)
