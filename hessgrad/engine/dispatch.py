@@ -67,7 +67,7 @@ def bind(prim, args, params):
         if plain and (limit == 1 or limit is None and len(recorders) == 1):
             r = recorders[0]
             if not r.paused:
-                r.observe(prim, args, params, (t,), None, 0)
+                r.observe_one(prim, args, params, t)
         elif limit != 0:
             notify(prim, args, params, (t,))
     return t

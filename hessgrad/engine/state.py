@@ -38,6 +38,10 @@ class Recorder:
     def observe(self, prim, args, params, outs, node, level):
         raise NotImplementedError
 
+    def observe_one(self, prim, args, params, out):
+        """``observe`` of an eager op with one result, when this is the only recorder."""
+        self.observe(prim, args, params, (out,), None, 0)
+
     def __enter__(self):
         if self._recording:
             raise ValueError(f"{type(self).__name__} is already recording; it cannot be "

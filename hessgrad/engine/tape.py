@@ -101,6 +101,22 @@ class GradientTape(Recorder):
                 tracked[id(o)] = o
         return node
 
+    def observe_one(self, prim, args, params, out):
+        # observe() for the commonest call (one eager result, one recorder), without the
+        # loops over outputs and the variable-read check (READ has its own path)
+        if prim is READ:
+            self.observe(prim, args, params, (out,), None, 0)
+            return
+        tracked = self._tracked
+        for a in args:
+            if id(a) in tracked:
+                break
+        else:
+            return
+        self._records.append((prim, args, params, (out,), None))
+        if out._value.dtype.kind in "fc":
+            tracked[id(out)] = out
+
     def tracks(self, t):
         """Whether gradients of ``t`` with respect to watched tensors are being recorded."""
         return id(t) in self._tracked
