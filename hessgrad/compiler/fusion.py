@@ -18,10 +18,13 @@ from .ir import Op, known, size_of
 from .passes import dead_code
 
 MIN_SIZE = 512
-# Numba's compile time grows faster than linearly with a kernel's size: one group of ~300
-# ops and 200 inputs (the gradient of a 100-step unrolled RNN w.r.t. its weight matrix, a sum
-# of 100 outer products) took 20-30 s. Groups stop growing at this many ops.
+# Numba's compile time grows faster than linearly with a kernel's size, above all with its
+# number of array arguments: the gradient of a 150-step unrolled RNN w.r.t. its weight
+# matrix (an ``add_n`` of 150 outer products) made one kernel of 16 ops and 165 arguments
+# that took 15 s to compile. Groups stop growing at this many ops or operands (counted per
+# op), and an op with more operands stays on numpy.
 MAX_GROUP_OPS = 64
+MAX_GROUP_ARGS = 48
 
 _F64 = np.dtype(np.float64)
 _BOOL = np.dtype(bool)
@@ -190,10 +193,11 @@ class _Group:
     group's ops that read its values; ``finals``: results (sums, scatters) complete only after
     the loop."""
 
-    __slots__ = ("ops", "shape", "outside", "finals", "merged")
+    __slots__ = ("ops", "shape", "outside", "finals", "merged", "n_args")
 
     def __init__(self, shape):
         self.ops = []
+        self.n_args = 0  # operands of its ops, counted per op (bounds the kernel's arguments)
         self.shape = shape
         self.outside = set()
         self.finals = set()
@@ -218,7 +222,7 @@ def find_groups(prog, min_size=None):
     groups = []
     for k, op in enumerate(prog.ops):
         kind, shape = _loop_kind(prog, op)
-        if kind is None:
+        if kind is None or len(op.args) > MAX_GROUP_ARGS:
             continue
         cands = [group_of[a] for a in op.args if a in group_of]
         if kind == "map":
@@ -228,7 +232,9 @@ def find_groups(prog, min_size=None):
             g = g.find()
             if g.shape == shape and all(g is not c for c in chosen) and \
                     not g.finals.intersection(op.args) and all(u > k for u in g.outside - {k}) \
-                    and len(g.ops) + sum(len(c.ops) for c in chosen) < MAX_GROUP_OPS:
+                    and len(g.ops) + sum(len(c.ops) for c in chosen) < MAX_GROUP_OPS \
+                    and g.n_args + sum(c.n_args for c in chosen) + len(op.args) \
+                    <= MAX_GROUP_ARGS:
                 chosen.append(g)
         if not chosen:
             if kind != "map":
@@ -238,10 +244,12 @@ def find_groups(prog, min_size=None):
         g = chosen[0]
         for other in chosen[1:]:
             g.ops += other.ops
+            g.n_args += other.n_args
             g.outside |= other.outside
             g.finals |= other.finals
             other.merged = g
         g.ops.append((k, op))
+        g.n_args += len(op.args)
         g.outside.discard(k)
         g.outside.update(u for o in op.outs for u in users.get(o, ()))
         if kind == "map":

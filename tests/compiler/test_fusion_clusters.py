@@ -149,20 +149,27 @@ def test_dense_hessians_of_batched_programs(name):
 
 
 def test_wide_trees_split_into_kernels_of_bounded_size():
-    # The gradient of a 100-step unrolled RNN w.r.t. its weights adds 100 outer products:
-    # one kernel of all of them took Numba 20-30 s to compile (its time grows faster than
-    # linearly with the kernel); groups now stop at MAX_GROUP_OPS ops.
-    from hessgrad.compiler.fusion import MAX_GROUP_OPS
-    cols = np.random.default_rng(2).standard_normal((150, 50, 1))
-    rows = np.random.default_rng(3).standard_normal((150, 1, 50))
+    # Numba's compile time grows faster than linearly with a kernel, above all with its
+    # arguments: the gradient of a 150-step unrolled RNN w.r.t. its weights (an add_n of 150
+    # outer products) made one kernel of 165 arguments that took 15 s to compile.
+    from hessgrad.compiler.fusion import MAX_GROUP_ARGS, MAX_GROUP_OPS
+    from hessgrad.ops.core import add_n
+    cols = np.random.default_rng(2).standard_normal((60, 50, 1))
+    rows = np.random.default_rng(3).standard_normal((60, 1, 50))
 
-    def f(a, b):
+    def chain(a, b):
         total = a[0] * b[0]
-        for k in range(1, 150):
+        for k in range(1, 60):
             total = total + a[k] * b[k]
         return total
-    c = _compiled(f, cols, rows)
-    assert c.counts_after.get("fused", 0) >= 3
-    for op in c.program.ops:
-        if op.name == "fused":
-            assert len(op.nodes) <= MAX_GROUP_OPS + 1, len(op.nodes)
+    c = _compiled(chain, cols, rows)
+    fused = [op for op in c.program.ops if op.name == "fused"]
+    assert len(fused) >= 3
+    for op in fused:
+        assert len(op.nodes) <= MAX_GROUP_OPS and len(op.args) <= MAX_GROUP_ARGS
+
+    def wide(a, b):
+        return add_n(*[a[k] * b[k] for k in range(60)])
+    c = _compiled(wide, cols, rows)
+    assert c.counts_after.get("add_n") == 1  # 60 operands: stays on numpy
+    assert all(len(op.args) <= MAX_GROUP_ARGS for op in c.program.ops if op.name == "fused")
