@@ -91,13 +91,17 @@ def push_tangents(prim, args, params, outs, arg_tangents):
     ans = outs if prim.multiple_results else outs[0]
     if prim.linear:
         zeros_like = get("zeros_like")
-        # Missing tangents are zeros; boolean inputs (a where() condition) are not data. A
+        # Missing tangents are zeros; a boolean input with no VJP (a where() condition) is
+        # not data and stays as it is. A boolean operand that is data (add(mask, x)) gets a
+        # zero (False) like any other: passing it through made the tangent t + mask. A
         # Python number's zero stays a Python number, which numpy's promotion treats as
         # weakly typed (so a float32 tangent stays float32, as the primal did).
+        vjps = prim.vjps if isinstance(prim.vjps, tuple) else ()
         filled = [t if t is not None else
-                  (a if dtype_of(a) == bool else a * 0 if type(a) in (int, float, complex)
+                  (a if dtype_of(a) == bool and k < len(vjps) and vjps[k] is None
+                   else a * 0 if type(a) in (int, float, complex)
                    else bind(zeros_like, (a,), {}))
-                  for a, t in zip(args, arg_tangents)]
+                  for k, (a, t) in enumerate(zip(args, arg_tangents))]
         out = bind(prim, filled, params)
     elif prim.joint_jvp:
         out = jvps(arg_tangents, ans, *args, **params)

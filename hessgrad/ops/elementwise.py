@@ -303,7 +303,9 @@ def _logaddexp_weight(scale, x, y):
     weight = sigmoid(d)
     if _eager_all(np.isfinite, x, y):
         return weight
-    return where(equal(x, y), 0.5, weight)
+    # only at equal infinities: a constant 0.5 at every finite tie (x == y) zeroed the second
+    # derivative there (1/4), wherever this guarded path ran (graph mode, second order)
+    return where(logical_and(equal(x, y), isinf(x)), 0.5, weight)
 
 
 def _logaddexp_prim(name, forward, scale):
@@ -361,9 +363,9 @@ def _arctan2_partial(numerator, x1, x2):
 arctan2 = _binary_prim(
     "arctan2", np.arctan2,
     vjp=[_u(lambda g, a, x1, x2: g * _arctan2_partial(x2, x1, x2)),
-         _v(lambda g, a, x1, x2: g * _arctan2_partial(-x1, x1, x2))],
+         _v(lambda g, a, x1, x2: g * -_arctan2_partial(x1, x1, x2))],
     jvp=[lambda t, a, x1, x2: t * _arctan2_partial(x2, x1, x2),
-         lambda t, a, x1, x2: t * _arctan2_partial(-x1, x1, x2)])
+         lambda t, a, x1, x2: t * -_arctan2_partial(x1, x1, x2)])  # -x1 fails on booleans
 
 # sinc(x) = sin(pi x) / (pi x). Its derivative (cos(pi x) - sinc(x)) / x cancels near 0, so
 # there a Taylor polynomial in u = pi x takes over (exact to rounding for |x| < 0.1).

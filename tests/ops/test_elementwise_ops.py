@@ -400,3 +400,48 @@ def test_binary_ops_broadcast_like_numpy(shapes, k, seed):
     np.testing.assert_array_equal(op(a, b), want)
     ga, gb = hg.grad(lambda x, y: rsum(op(x, y)), argnums=(0, 1))(a, b)
     assert ga.shape == a.shape and gb.shape == b.shape
+
+
+# --- boolean operands: constants, never tangents ------------------------------------------
+def test_boolean_data_operand_of_a_linear_op_has_a_zero_tangent():
+    # forward mode passed a boolean operand of a linear op through as its own tangent (meant
+    # for where()'s condition): jvp of add(mask, y) was t + mask, and every Hessian built by
+    # forward-over-reverse through add/subtract (logaddexp(mask, y)) was wrong
+    mask = np.array([True, False, True])
+    y = np.array([1.0, 2.0, 3.0], np.float32)
+    t = np.ones(3, np.float32)
+    for f in (lambda y: E.add(mask, y), lambda y: E.subtract(y, mask),
+              lambda y: hg.concat([mask, y], 0)[3:]):
+        _, ty = hg.jvp(f, (y,), (t,))
+        assert ty.dtype == np.float32
+        np.testing.assert_array_equal(np.abs(ty), 1.0)
+    # where()'s condition still selects the tangent
+    np.testing.assert_array_equal(hg.jvp(lambda y: E.where(mask, y, 2.0 * y), (y,), (t,))[1],
+                                  [1.0, 2.0, 1.0])
+    s = 1.0 / (1.0 + np.exp(-(y - mask)))  # d/dy logaddexp(m, y) = sigmoid(y - m)
+    np.testing.assert_allclose(hg.hessian(lambda y: rsum(E.logaddexp(mask, y)))(y),
+                               np.diag(s * (1.0 - s)), rtol=1e-6)
+
+
+def test_arctan2_with_a_boolean_operand_has_derivatives():
+    # the rule negated the other operand: numpy has no `-` for booleans (TypeError)
+    b = np.array([True, False, True])
+    x = np.array([2.0, 1.0, 3.0])
+    np.testing.assert_allclose(hg.grad(lambda x: rsum(E.arctan2(b, x)))(x), -(b / (b + x * x)))
+    np.testing.assert_allclose(hg.hessian(lambda x: rsum(E.arctan2(b, x)))(x),
+                               np.diag(2.0 * b * x / (b + x * x) ** 2))
+
+
+def test_logaddexp_second_derivative_at_a_finite_tie():
+    # the tie guard (weight 1/2 where x == y, meant for equal infinities) applied at finite
+    # ties too, wherever the guarded path ran: the Hessian there was 0 instead of 1/4
+    x, y = np.array([1.0, 0.5]), np.array([1.0, 2.0])
+    s = 1.0 / (1.0 + np.exp(x - y))
+    expected = np.diag(s * (1.0 - s))
+    f = lambda y: rsum(E.logaddexp(x, y))  # noqa: E731
+    np.testing.assert_allclose(hg.hessian(f)(y), expected, rtol=1e-12)
+    np.testing.assert_allclose(hg.function(hg.hessian(f))(y), expected, rtol=1e-12)
+    np.testing.assert_allclose(hg.function(lambda y, v: hg.hvp(f)(y, v))(y, np.ones(2)),
+                               expected.sum(1), rtol=1e-12)
+    np.testing.assert_allclose(hg.hessian(lambda y: rsum(E.logaddexp2(x, y)))(y)[0, 0],
+                               0.25 * math.log(2.0), rtol=1e-12)
