@@ -445,3 +445,15 @@ def test_logaddexp_second_derivative_at_a_finite_tie():
                                expected.sum(1), rtol=1e-12)
     np.testing.assert_allclose(hg.hessian(lambda y: rsum(E.logaddexp2(x, y)))(y)[0, 0],
                                0.25 * math.log(2.0), rtol=1e-12)
+
+
+def test_power_mixed_partial_at_zero_exponent():
+    # d2/dxdy x**y = x**(y-1) (1 + y log x) is 1/x at y == 0; the guard against 0 * 0**-1
+    # replaced y - 1 by 1 at every y == 0, so d/dy of the x-partial was x (H[0, 1] = 2 at x = 2)
+    f = lambda p: E.power(p[0], p[1])  # noqa: E731
+    p = np.array([2.0, 0.0])
+    expected = [[0.0, 0.5], [0.5, math.log(2.0) ** 2]]
+    np.testing.assert_allclose(hg.hessian(f)(p), expected, rtol=1e-14)
+    np.testing.assert_allclose(hg.function(hg.hessian(f))(p), expected, rtol=1e-14)
+    # at x == y == 0 the guard still gives finite (zero) derivatives, not 0 * inf
+    np.testing.assert_array_equal(hg.hessian(f)(np.zeros(2)), np.zeros((2, 2)))
