@@ -57,6 +57,8 @@ def _tie_mean(v, groups):
     v = np.asarray(v)
     if not v.size:
         return v
+    if v.dtype.kind == "c":  # bincount takes real weights only (sorting complex: a crash)
+        return (_tie_mean(v.real, groups) + 1j * _tie_mean(v.imag, groups)).astype(v.dtype)
     flat = groups.reshape(-1)
     sums = np.bincount(flat, weights=v.reshape(-1))
     return (sums / np.bincount(flat))[flat].reshape(v.shape).astype(v.dtype, copy=False)
