@@ -398,8 +398,11 @@ def angle(z, deg=False):
     """
     if not isinstance(z, _Tensor):
         z = _core.constant(_np.asarray(z))
-    if _dtype_of(z).kind not in "fc":  # numpy: integers and booleans as float64
-        z = _core.cast(z, dtype=_np.float64)
+    kind = _dtype_of(z).kind
+    if kind not in "fc":  # numpy: booleans as float64, integers as arctan2 promotes them
+        # (int8 -> float16, int16 -> float32: always float64 mismatched numpy's dtype)
+        z = _core.cast(z, dtype=_np.float64 if kind == "b"
+                       else _np.promote_types(_dtype_of(z), _np.float16))
     a = _ew.arctan2(_ew.imag(z), _ew.real(z))
     return _ew.multiply(a, 180.0 / _np.pi) if deg else a
 

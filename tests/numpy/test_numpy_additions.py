@@ -115,6 +115,18 @@ def test_angle_complex_gradient_follows_jax():
     np.testing.assert_allclose(g, np.array(fd) - 1j * np.array(fd_i), rtol=1e-7)
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_])
+def test_angle_of_integers_has_numpys_dtype(dtype):
+    # integers were cast to float64 before arctan2; numpy promotes int8 to float16, int16 to
+    # float32 (booleans: float64)
+    a = np.array([1, 0, 1], dtype)
+    for deg in (False, True):
+        expected = np.angle(a, deg=deg)
+        for got in (hnp.angle(a, deg=deg), hg.function(lambda a: hnp.angle(a, deg=deg))(a)):
+            assert np.asarray(got).dtype == expected.dtype
+            np.testing.assert_array_equal(got, expected)
+
+
 def test_dtype_rules_read_tensors():
     x32 = hg.constant(np.ones(2, np.float32))
     assert hnp.result_type(x32, 1.0) == np.float32  # the Python float stays weak
