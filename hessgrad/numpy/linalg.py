@@ -17,7 +17,7 @@ from collections import namedtuple as _namedtuple
 
 import numpy as _np
 
-from ..engine.tensor import Tensor as _Tensor, shape_of as _shape_of
+from ..engine.tensor import Tensor as _Tensor, dtype_of as _dtype_of, shape_of as _shape_of
 from ..ops import core as _core, decompositions as _dec, eig as _eig, elementwise as _ew, \
     linalg as _la, reduction as _red
 from ..ops.shape import swapaxes as _swapaxes, transpose as _transpose
@@ -156,11 +156,14 @@ def lstsq(a, b, rcond=None):
 def matrix_power(a, n):
     """``a`` to the integer power ``n`` (0 gives the identity, negative powers invert) by
     repeated squaring."""
-    a = _arr(a)
     try:
         n = _operator.index(n)
     except TypeError:
         raise TypeError(f"matrix_power: exponent n must be an integer, got {n!r}") from None
+    if n < 0 or _dtype_of(a).kind in "fc":
+        a = _arr(a)
+    elif not isinstance(a, _Tensor):  # numpy keeps integer/boolean matrices' dtype for n >= 0
+        a = _np.asarray(a)  # (products only); promoting made them float64
     s = _shape_of(a)
     if len(s) < 2 or s[-1] != s[-2]:
         raise ValueError(f"matrix_power: a has shape {s} but must be a square matrix (or a "

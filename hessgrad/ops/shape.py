@@ -12,7 +12,7 @@ import operator
 import numpy as np
 
 from ..engine.registry import primitive
-from ..engine.tensor import Tensor, shape_of
+from ..engine.tensor import Tensor, dtype_of, shape_of
 from . import elementwise as ew
 from .core import broadcast_to as _broadcast_to, cast, getitem, reshape as _reshape, \
     scatter_add, stack as _stack, strong
@@ -635,10 +635,12 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
         pieces = ([parts[0]] if prepend is not None else []) + [a] + \
             ([parts[-1]] if append is not None else [])
         a = join(pieces, ax, "diff")
+    # numpy differences booleans with not_equal (subtract raises TypeError on them)
+    op = ew.not_equal if dtype_of(a) == np.bool_ else ew.subtract
     for _ in range(n):
         ndim = len(shape_of(a))
-        a = ew.subtract(getitem(a, index=index_along(ax, ndim, slice(1, None))),
-                        getitem(a, index=index_along(ax, ndim, slice(None, -1))))
+        a = op(getitem(a, index=index_along(ax, ndim, slice(1, None))),
+               getitem(a, index=index_along(ax, ndim, slice(None, -1))))
     return a
 
 

@@ -501,3 +501,16 @@ def test_complex_eigh_upper_triangle_is_numpys(hermitian):
     np.testing.assert_allclose(value(w), w_np)
     np.testing.assert_allclose(np.abs(np.sum(value(v).conj() * v_np, axis=0)), 1.0)  # phases
     np.testing.assert_allclose(value(hnp.linalg.eigvalsh(a, UPLO="U")), w_np)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, -1])
+@pytest.mark.parametrize("dtype", [np.int64, np.int8, np.bool_, np.float32])
+def test_matrix_power_keeps_integer_dtype_like_numpy(n, dtype):
+    # numpy multiplies integer (and boolean) matrices in their own dtype for n >= 0 and only
+    # the inverse (n < 0) promotes to float; hnp promoted every integer matrix to float64
+    a = np.array([[1, 1], [0, 1]]).astype(dtype)
+    expected = np.linalg.matrix_power(a, n)
+    for got in (hnp.linalg.matrix_power(a, n),
+                hg.function(lambda a: hnp.linalg.matrix_power(a, n))(a)):
+        assert np.asarray(got).dtype == expected.dtype
+        np.testing.assert_allclose(got, expected, rtol=1e-6)

@@ -397,3 +397,13 @@ def test_shape_ndim_size_of_symbolic_tensors():
                 hnp.size(partly, axis=axis)
     assert hnp.size(np.ones((2, 3)), 1) == 3 and hnp.ndim(3.0) == 0
     assert hnp.size(hg.constant(np.ones((2, 0)))) == 0
+
+
+def test_diff_of_booleans_is_not_equal():
+    # numpy differences booleans with not_equal; hnp.diff subtracted them (TypeError)
+    b = np.array([[True, False, True, True], [False, False, True, False]])
+    for kw in ({}, {"n": 2}, {"axis": 0}, {"prepend": False}, {"append": b[:, :1]}):
+        expected = np.diff(b, **kw)
+        for got in (hnp.diff(b, **kw), hg.function(lambda b: hnp.diff(b, **kw))(b)):
+            assert np.asarray(got).dtype == np.bool_
+            np.testing.assert_array_equal(got, expected)
