@@ -306,8 +306,9 @@ def _logaddexp_weight(scale, x, y):
     if _eager_all(np.isfinite, x, y):
         return weight
     # only at equal infinities: a constant 0.5 at every finite tie (x == y) zeroed the second
-    # derivative there (1/4), wherever this guarded path ran (graph mode, second order)
-    return where(logical_and(equal(x, y), isinf(x)), 0.5, weight)
+    # derivative there (1/4), wherever this guarded path ran (graph mode, second order).
+    # Nested where, not logical_and: the whole-graph compiler translates where and isinf.
+    return where(equal(x, y), where(isinf(x), 0.5, weight), weight)
 
 
 def _logaddexp_prim(name, forward, scale):
