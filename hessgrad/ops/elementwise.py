@@ -190,8 +190,10 @@ def _pow_dx(x, y):
     """d(x**y)/dx = y * x**(y-1), exact at y == 0 (no 0 * 0**-1) and cheap for y in {1, 2}."""
     if isinstance(y, Tensor):
         # guard only 0 * 0**-1 (x == y == 0): replacing y - 1 wherever y == 0 made the mixed
-        # partial d/dy (y x**(y-1)) there x instead of 1/x (an asymmetric Hessian)
-        return y * x ** where(logical_and(equal(y, 0), equal(x, 0)), 1.0, y - 1.0)
+        # partial d/dy (y x**(y-1)) there x instead of 1/x (an asymmetric Hessian). Nested
+        # where, not logical_and, which the whole-graph compiler does not translate.
+        ym1 = y - 1.0
+        return y * x ** where(equal(y, 0), where(equal(x, 0), 1.0, ym1), ym1)
     if not isinstance(y, (int, float)):
         y = np.asarray(y)
         if y.ndim:
