@@ -116,6 +116,19 @@ class CompiledPlan:
         return [v if f else np.broadcast_to(v, (k,) + np.shape(v))
                 for v, f in zip(values, run.fetch_batched)]
 
+    def run_flagged(self, feed_values, batched):
+        """Like ``Plan.run_flagged`` (control flow's batched blocks), with a program compiled
+        per (batch size, flags)."""
+        k = next(np.shape(v)[0] for v, f in zip(feed_values, batched) if f)
+        run = cached_batched(self._batched, (k, tuple(batched)),
+                             lambda: self._compile_batched(k, batched))
+        if run is None:
+            return self.plan.run_flagged(feed_values, batched)
+        return run(*feed_values), run.fetch_batched
+
+    def batched_fetches(self, batched):
+        return self.plan.batched_fetches(batched)
+
     def _compile_batched(self, k, batched):
         return self._compile_batched_program(self.program, self._optimized_ops, batched, k)
 

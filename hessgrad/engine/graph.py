@@ -446,6 +446,7 @@ class Plan:
         self.variables = []
         self.steps = []
         self._largest_batched = {}  # batch flags -> largest_batched_size
+        self._batched_fetches = {}  # batch flags -> batched_fetches
         dynamic = set(self.feed_slots)
         for node in sorted(needed.values(), key=lambda n: n.seq):
             if node.prim is PLACEHOLDER:
@@ -563,6 +564,32 @@ class Plan:
         products); others run once per batch member.
         """
         feed_values, k = self.check_batched_feeds(feed_values, batched)
+        values, flags = self._run_flagged(feed_values, batched)
+        return [v if f else np.broadcast_to(v, (k,) + np.shape(v))
+                for v, f in zip(values, flags)]
+
+    def run_flagged(self, feed_values, batched):
+        """``(results, flags)``: like :meth:`run_batched` (the feeds flagged in ``batched``
+        carry a leading batch axis, all of one length), without checking the feeds' shapes and
+        without broadcasting the results that do not depend on a batched feed (``flags`` tells
+        which do). Control flow's batching rules run their blocks so, once per iteration."""
+        return self._run_flagged([np.asarray(v, dtype=dtype) for v, dtype
+                                  in zip(feed_values, self.feed_dtypes)], batched)
+
+    def batched_fetches(self, batched):
+        """Which fetches :meth:`run_flagged` returns batched given the feeds flagged in
+        ``batched``: those computed from a batched feed (known without running; cached)."""
+        key = tuple(bool(b) for b in batched)
+        flags = self._batched_fetches.get(key)
+        if flags is None:
+            dependent = {s for s, flag in zip(self.feed_slots, key) if flag}
+            for _, arg_slots, _, out, _ in self.steps:
+                if dependent.intersection(arg_slots):
+                    dependent.update((out,) if type(out) is int else out)
+            flags = self._batched_fetches[key] = [s in dependent for s in self.fetch_slots]
+        return flags
+
+    def _run_flagged(self, feed_values, batched):
         env = list(self.template)
         is_batched = [False] * len(env)
         for s, v, flag in zip(self.feed_slots, feed_values, batched):
@@ -588,5 +615,4 @@ class Plan:
             else:
                 for s, r in zip(out, result):
                     env[s], is_batched[s] = r, batched_out
-        return [env[s] if is_batched[s] else
-                np.broadcast_to(env[s], (k,) + np.shape(env[s])) for s in self.fetch_slots]
+        return [env[s] for s in self.fetch_slots], [is_batched[s] for s in self.fetch_slots]

@@ -39,6 +39,9 @@ it takes a written row out of it (``tensor_array_pop``) and adds a read's row in
 (``tensor_array_accumulate``) in place, in a copy the reverse loop owns, so that a T-step
 ``scan`` differentiates in O(T) rather than copying the whole buffer at each step.
 
+Batched runs (``Function.map``, batched Hessian-vector products, ``vmap``) run a ``while`` or
+``cond`` node on the whole batch at once: see :mod:`.control_flow_batching`.
+
 TensorArray in graph mode is one loop-carried buffer tensor of shape ``(capacity,) +
 element_shape`` (plus a size tensor when ``dynamic_size``). Writes update the buffer *in place*
 (no O(size) copy per write, so a 5000 x 5000 Hessian is built in one 200 MB buffer). That is
@@ -56,7 +59,7 @@ from ..engine.dispatch import READ, bind
 from ..engine.forward import push_tangents
 from ..engine.gradients import gradients
 from ..engine.graph import (CONST, PASS_THROUGH, UNFOLDABLE, WRITES_IN_PLACE, Plan,
-                            get_default_graph, is_weak, run_members)
+                            get_default_graph, is_weak)
 from ..engine.nest import flatten, pack_as
 from ..engine.registry import primitive
 from ..engine.tensor import Tensor, Variable, is_differentiable_dtype, shape_of
@@ -612,32 +615,6 @@ _while = primitive("while", _while_forward, vjp=_while_vjp, jvp=_while_jvp, none
                    multiple_results=True,
                    shape_rule=lambda *inputs, loop, **params: loop.out_avals)
 WRITES_IN_PLACE["while"] = lambda params: params["loop"].buffers  # the body writes them
-
-
-def _while_batched(forward, args, flags, *, n_vars, loop, **params):
-    """A batch runs the loop once per member (trip counts may differ); the histories (and
-    grown TensorArray buffers) of members that ran longer are longer: shorter ones are
-    padded with zeros, which no member reads (its reverse loop reads its own trip count of
-    rows, its TensorArray its own size)."""
-    params = dict(params, n_vars=n_vars, loop=loop)
-    outs = run_members(_while.primitive, forward, args, flags, params)
-    stacked = []
-    for i, parts in enumerate(zip(*outs)):
-        shapes = [np.shape(p) for p in parts]
-        if len(set(shapes)) > 1:
-            if i < n_vars and i not in loop.buffers:
-                raise ValueError(f"while_loop: on a batch (Function.map, batched products), "
-                                 f"loop variable {i} ends with a shape that differs between "
-                                 f"batch members ({sorted(set(shapes))}); call the function "
-                                 "once per member")
-            longest = max(s[0] for s in shapes)
-            parts = [np.concatenate([p, np.zeros((longest - len(p),) + p.shape[1:], p.dtype)])
-                     for p in parts]
-        stacked.append(np.stack(parts))
-    return tuple(stacked)
-
-
-_while.primitive.batch_rule = _while_batched
 
 
 class _Shape:
@@ -1295,3 +1272,7 @@ def reduce_max_int(index):
 
 
 __all__ = ["while_loop", "cond", "TensorArray"]
+
+
+# The batching rules of while, cond and the TensorArray ops (they need the primitives above).
+from . import control_flow_batching  # noqa: E402,F401
