@@ -83,11 +83,16 @@ def batch_program(prog, ops, flags, k):
             continue
         for o in op.outs:
             shape, dtype = prog.info[o]
-            if not known(shape):
-                raise Unbatchable(f"{op.name} has an output of unknown shape")
-            out.info[o] = ((k,) + tuple(shape), dtype)
+            out.info[o] = (None if shape is None else (k,) + tuple(shape), dtype)
             batched.add(o)
         prim = PRIMITIVES.get(op.name)
+        # Rewrites need the shapes; a batching rule does not (a while loop's histories have
+        # run-time lengths, and the ops that read them are in its blocks)
+        rewritten = op.name == "accumulate" or prim is not None and \
+            prim.batch_rule is _elementwise_rule or len(op.args) == 1 and \
+            _same_op_params(op, len(prog.info[op.args[0]][0] or ()), k) is not None
+        if rewritten and not all(known(prog.info[v][0]) for v in (*op.args, *op.outs)):
+            raise Unbatchable(f"{op.name} has an operand of unknown shape")
         if prim is not None and prim.batch_rule is _elementwise_rule:
             new_ops.append(_elementwise(out, op, arg_flags, new_ops))
         elif op.name == "accumulate":  # unbatched terms broadcast over the batch

@@ -274,3 +274,12 @@ def test_against_jax_vmap_of_control_flow():
                                jax.vmap(jax.jacfwd(jwhile))(X), rtol=1e-12)
     np.testing.assert_allclose(hg.hessian(scan_loss)(X[0]), jax.hessian(jscan)(X[0]),
                                rtol=1e-12, atol=1e-12)
+
+
+def test_compiled_batched_program_keeps_a_loop_with_run_time_history_lengths():
+    # the loop's histories have run-time lengths; the batched program calls its batching
+    # rule anyway (whose blocks run compiled per batch size and flags), not the plan
+    f = hg.function(hg.grad(until_large))
+    f.map(X)
+    compiled = f.get_concrete_function(X[0]).compiled
+    assert [run for run in compiled._batched.values() if run is not None]
