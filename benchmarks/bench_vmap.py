@@ -10,6 +10,12 @@ without jit) and torch.func.vmap (if installed), in one run, single-threaded.
 3. The differentiable path: the gradient of ``sum(vmap(loss)(w, X, y))`` w.r.t. ``w`` (vmap
    under a tape replays the per-example graph with differentiable batched ops, tracing at
    every call), beside ``grad`` of the same loss written on the whole batch.
+4. Batched control flow: vmap of a T = 50-step ``scan`` (a tanh recurrence with d = 8) over
+   k = 100 members (one loop on the batch, not one per member); reference: the same
+   recurrence in numpy on the whole batch.
+5. The dense Hessian of a scan-based objective (T = 25 steps, d = 8: n = 200), built from
+   batched Hessian-vector products that run the scan's forward, JVP and reverse loops on the
+   batch of tangents; reference: hessgrad's Hessian-vector products one column at a time.
 
 hessgrad's vmap objects are built once (their traces are cached per signature, as a user
 keeps one in a loop); its first calls (trace and compilation) are reported separately.
@@ -121,6 +127,57 @@ def summed_grad_engines(peers, w, X, y):
     return engines
 
 
+def rnn_scan(xp, scan, W):
+    """The states of ``a_t = tanh(W a_{t-1} + x_t)`` from ``a_0 = 0`` over the rows of x."""
+    def f(x):
+        return scan(lambda a, e: xp.tanh(W @ a + e), x, xp.zeros(W.shape[0]))
+    return f
+
+
+def jax_scan(jax):
+    def scan(fn, xs, init):
+        return jax.lax.scan(lambda a, e: (fn(a, e),) * 2, init, xs)[1]
+    return scan
+
+
+def scan_engines(peers, W, Xs):
+    f = rnn_scan(hnp, hg.scan, W)
+    mapped = hg.vmap(f)
+    traced = hg.function(f)
+    engines = [("hessgrad vmap(scan)", lambda: mapped(Xs)),
+               ("hessgrad function(scan).map", lambda: traced.map(Xs)),
+               ("hessgrad loop of function(scan)", lambda: np.stack([traced(x) for x in Xs]))]
+    if peers["jax"]:
+        jax, jnp = peers["jax"]
+        jf = jax.vmap(rnn_scan(jnp, jax_scan(jax), jnp.asarray(W)))
+        jitted = jax.jit(jf)
+        jX = jnp.asarray(Xs)
+        engines += [("jax jit(vmap(scan))", lambda: jitted(jX).block_until_ready()),
+                     ("jax vmap(scan), no jit", lambda: jf(jX).block_until_ready())]
+    return engines
+
+
+def scan_objective(xp, scan, W, T):
+    states = rnn_scan(xp, scan, W)
+
+    def f(x):
+        return xp.sum(states(xp.reshape(x, (T, W.shape[0]))) ** 2)
+    return f
+
+
+def scan_hessian_engines(peers, W, T, x):
+    f = scan_objective(hnp, hg.scan, W, T)
+    engines = [("hessgrad hessian (batched HVPs)", lambda: hg.hessian(f)(x))]
+    if peers["jax"]:
+        jax, jnp = peers["jax"]
+        jh = jax.hessian(scan_objective(jnp, jax_scan(jax), jnp.asarray(W), T))
+        jitted = jax.jit(jh)
+        jx = jnp.asarray(x)
+        engines += [("jax jit(hessian)", lambda: jitted(jx).block_until_ready()),
+                    ("jax hessian, no jit", lambda: jh(jx).block_until_ready())]
+    return engines
+
+
 def first_calls(w, X, y, x, V):
     """Seconds of the first three calls of a fresh vmap object: the first traces, compiles
     the program without Numba kernels and runs it; the second compiles the kernels for this
@@ -169,6 +226,30 @@ def main():
                ("numpy analytic X^T (-y s)",
                 lambda: X.T @ (-y * expit(-y * (X @ w)))),
                summed_grad_engines(peers, w, X, y))
+
+    T, d, k = (20, 4, 20) if args.quick else (50, 8, 100)
+    rng = np.random.default_rng(2)
+    W = rng.standard_normal((d, d)) * 0.5
+    Xs = rng.standard_normal((k, T, d))
+
+    def reference_scan():
+        a, out = np.zeros((k, d)), []
+        for t in range(T):
+            a = np.tanh(a @ W.T + Xs[:, t])
+            out.append(a)
+        return np.stack(out, axis=1)
+
+    bench.case(f"vmap of a {T}-step scan (d={d}) over {k} members",
+               ("numpy recurrence on the whole batch", reference_scan),
+               scan_engines(peers, W, Xs), per=(k, "us/member"))
+
+    T = 10 if args.quick else 25
+    xh = rng.standard_normal(T * d) * 0.5
+    column = hg.function(hg.hvp(scan_objective(hnp, hg.scan, W, T)))
+    bench.case(f"dense Hessian of a {T}-step scan objective (n={T * d})",
+               ("hessgrad function(hvp), one column at a time",
+                lambda: np.stack([column(xh, e) for e in np.eye(T * d)])),
+               scan_hessian_engines(peers, W, T, xh), rtol=1e-9, atol=1e-12)
 
     bench.summary("hessgrad: the first calls of a new vmap object", ("case", "first call",
                   "second call", "third call"), first_calls(w, X, y, x, V))
