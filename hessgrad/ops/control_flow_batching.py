@@ -179,7 +179,10 @@ def _batched_loop(args, flags, *, n_vars, cond_plan, body_plan, maximum_iteratio
     k = _batch_size(args, flags)
     buffers = loop.buffers
     state_flags, pred_batched = _state_flags(cond_plan, body_plan, flags, n_vars)
-    state = [_batched(v, k, copy=j in buffers) if f and not f0 else v
+    # A buffer stays shared when only unbatched values are written into it; it is copied
+    # all the same: were the batch to fall back to members, they must find it unwritten.
+    state = [_batched(v, k, copy=j in buffers) if f and not f0 else
+             np.array(v) if j in buffers and not f else v
              for j, (v, f, f0) in enumerate(zip(args[:n_vars], state_flags, flags))]
     captures = list(args[n_vars:])
     run_flags = state_flags + list(flags[n_vars:])
@@ -329,6 +332,8 @@ def _write_batched(forward, args, flags, dynamic=False):
     live_idx = _check_index(idx[live] if fi else idx, rows, "TensorArray.write", dynamic)
     if not fb:  # a shared buffer gets one row per member (written in place from now on)
         buf = _batched(buf, k, copy=True)
+    elif not buf.flags.writeable:  # a shared one broadcast over the batch (a loop's result)
+        buf = np.array(buf)
     needed = int(np.max(live_idx)) + 1 if np.size(live_idx) and len(live) else 0
     if needed > rows:  # only when dynamic: grow geometrically (amortised O(1) writes)
         grown = np.zeros((k, max(needed, 2 * rows)) + element, buf.dtype)

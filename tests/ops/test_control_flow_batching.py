@@ -283,3 +283,18 @@ def test_compiled_batched_program_keeps_a_loop_with_run_time_history_lengths():
     f.map(X)
     compiled = f.get_concrete_function(X[0]).compiled
     assert [run for run in compiled._batched.values() if run is not None]
+
+
+def shared_rows_then_own_row(x):  # the loop writes the same rows for every member
+    ta = hg.TensorArray("float64", size=3, element_shape=(3,))
+    _, s, ta = hg.while_loop(lambda i, s, ta: i < 2, lambda i, s, ta: (
+        i + 1, s * x, ta.write(i, hnp.ones(3) * hg.cast(i + 1, "float64"))), (0, x, ta))
+    return ta.write(2, s).stack()
+
+
+@pytest.mark.parametrize("optimize", [True, False], ids=["compiled", "plan"])
+def test_a_shared_buffer_from_a_batched_loop_is_written_per_member_after_it(optimize,
+                                                                             fallbacks):
+    f = hg.function(shared_rows_then_own_row, optimize=optimize)
+    np.testing.assert_array_equal(f.map(X), per_member(shared_rows_then_own_row, X, optimize))
+    assert fallbacks == []
