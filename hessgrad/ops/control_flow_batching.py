@@ -116,8 +116,8 @@ def _members(prim, forward, args, flags, params):
         for i, (a, f) in enumerate(zip(args, flags)):
             if f:
                 a = a[j]
-                if i in written and mask is not None:
-                    a = np.array(a)
+                if i in written and (mask is not None or not a.flags.writeable):
+                    a = np.array(a)  # (read-only: a shared buffer broadcast over the batch)
             elif i in written and isinstance(a, np.ndarray):
                 a = np.array(a)
             member.append(a)

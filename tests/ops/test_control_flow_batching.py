@@ -298,3 +298,12 @@ def test_a_shared_buffer_from_a_batched_loop_is_written_per_member_after_it(opti
     f = hg.function(shared_rows_then_own_row, optimize=optimize)
     np.testing.assert_array_equal(f.map(X), per_member(shared_rows_then_own_row, X, optimize))
     assert fallbacks == []
+
+
+def test_members_copy_a_buffer_broadcast_over_the_batch():
+    write = hg.ops.control_flow.tensor_array_write.primitive
+    shared = np.broadcast_to(np.zeros((2, 3)), (4, 2, 3))  # read-only
+    value = np.arange(12.0).reshape(4, 3)
+    outs = cfb._members(write, write.forward, [shared, 1, value], [True, False, True], {})
+    np.testing.assert_array_equal(np.stack(outs)[:, 1], value)
+    assert not shared.any()
