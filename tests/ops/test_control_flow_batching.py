@@ -307,3 +307,28 @@ def test_members_copy_a_buffer_broadcast_over_the_batch():
     outs = cfb._members(write, write.forward, [shared, 1, value], [True, False, True], {})
     np.testing.assert_array_equal(np.stack(outs)[:, 1], value)
     assert not shared.any()
+
+
+def tf_hessian(x):  # hessians(): a while_loop writing one Hessian row per iteration
+    return hg.hessians(hnp.sum(hnp.sin(x) * x[::-1] ** 2), x)[0]
+
+
+def steps_of(x, n):  # the trip count comes from an unmapped argument
+    return hg.while_loop(lambda i, s: i < n, lambda i, s: (i + 1, hnp.cos(s) + x), (0, x))[1]
+
+
+@pytest.mark.parametrize("f,in_axes,args", [
+    (tf_hessian, 0, (X,)),
+    (steps_of, (0, None), (X, np.int64(4))),
+    (scan_loss, 0, (X,)),
+], ids=["hessians-rows", "trip-count-unmapped", "scan"])
+def test_vmap_of_fixed_trip_count_loops_never_masks(f, in_axes, args, fallbacks, monkeypatch):
+    # an unbatched predicate: the plain loop on the batch, never the masked one
+    def no_mask(*a, **k):
+        raise AssertionError("masked loop")
+    monkeypatch.setattr(cfb, "_masked_loop", no_mask)
+    mapped = hg.vmap(f, in_axes=in_axes)(*args)
+    rest = args[1:]
+    np.testing.assert_allclose(mapped, np.stack([np.asarray(hg.function(f)(x, *rest))
+                                                 for x in args[0]]), rtol=1e-13, atol=1e-13)
+    assert fallbacks == []
