@@ -153,6 +153,7 @@ def _while_members(forward, args, flags, params):
 
 # --- while ----------------------------------------------------------------------------------
 def _while_batched(forward, args, flags, **params):
+    """The ``while`` node on a batch: one loop for all members (see the module docstring)."""
     try:
         return _batched_loop(args, flags, **params)
     except Exception:  # noqa: BLE001 - per member is always correct (and re-raises real errors)
@@ -263,6 +264,7 @@ def _masked_loop(state, captures, run_flags, k, cond_plan, body_plan, maximum_it
 
 # --- cond -------------------------------------------------------------------------------------
 def _cond_batched(forward, args, flags, *, true_plan, false_plan, branches):
+    """The ``cond`` node on a batch: one branch, or both and a select per member."""
     try:
         return _batched_cond(args, flags, true_plan, false_plan, branches)
     except Exception:  # noqa: BLE001 - per member is always correct (and re-raises real errors)
