@@ -238,30 +238,39 @@ def _priority(theta, which):
 def _restart_size(k, m, nconv, theta, which):
     """How many Ritz vectors a thick restart keeps (``m`` = basis size).
 
-    ``theta`` holds the Ritz values, most wanted first.  ARPACK's rule (``k`` plus up
-    to half the spare room as pairs converge; half the basis when ``k == 1``, here at
-    most half: see below) plus two buffer vectors beyond the wanted ones when
-    ``k > 1``, which keep the nearest unwanted neighbour of the last wanted
-    eigenvalue in the basis and so widen its effective gap.  On the 34 cases of
-    ``benchmarks/bench_solvers.py --eigsh-sweep`` this cut the matvecs of the
-    ``k = 6`` cases by 5-15% (ARPACK's rule alone: 4 cases above ARPACK's count;
-    with the buffer: one, by 3 matvecs); buffers of 1, 3 or 4 did worse.  Where the
-    wanted end of the spectrum is clustered (the Rosenbrock Hessian at a perturbed
-    point) the buffer costs 8% on average over six start vectors (up to 24%), as each
-    cycle adds fewer new vectors.  Over two start vectors (seeds 3 and 4), the sweep
-    and those two Rosenbrock cases, no simple rule tried (no
-    buffer; 1 or 2 always; 2 until one or until k/2 pairs converge; 2 minus the
-    converged count) stayed at or below ARPACK's count everywhere: each was above in
-    2-6 cases, by 1-13%; this one has the lowest total, 0.85 of ARPACK's.
+    ``theta`` holds the Ritz values, most wanted first; ``nconv`` counts the wanted
+    pairs converged to ``tol`` but not locked (see ``eigsh``).  ARPACK's rule keeps
+    ``k`` plus one unwanted neighbour per converged pair (up to half the spare room
+    ``m - k``), so that the active window of unconverged wanted pairs and their nearest
+    neighbours keeps its size.  Here a locked pair (converged to machine precision,
+    deflated) counts as gone from the problem: ARPACK's rule is applied to the active
+    part, so ``nconv`` excludes it, without the half cap (which mainly binds for large
+    ``k``), plus a buffer of a quarter of the spare room (3 vectors for ``k = 6`` and the
+    default ``ncv = 20``), which keeps the nearest unwanted neighbours of the last
+    wanted eigenvalue in the basis from the start and so widens its effective gap.
+
+    Measured against ARPACK's matvec counts (same ``tol``, ``ncv`` and start vector; the
+    former rule was ARPACK's, locked pairs counted, plus a fixed buffer of 2): the 34
+    cases of ``benchmarks/bench_solvers.py --eigsh-sweep``, start vectors 3-5: total
+    0.827 of ARPACK's (was 0.847), above ARPACK in 2 of 102 runs (was 2; one is the
+    same ``k = 1`` run, 72 vs 71); the perturbed Rosenbrock Hessian, LA k=6, start
+    vectors 3-8 at n = 1e4 and 3-5 at n = 1e5: above in 2 of 9 runs, by 10% and 1% (was
+    6, by up to 11%); random diagonal spectra (``--eigsh-random``: 4 distributions x 3
+    seeds x LA/SA x k = 3, 6, 10, two start vectors): total 0.705 (was 0.815), above in 2
+    of 144 runs, by at most 5% (was 19, by up to 19%); the same with ``ncv = 2k + 1``,
+    k = 4 and 6, one start vector: 0.75 (was 1.10), above in 4 of 48 runs (was 31).
+    Halving the boost instead was worse everywhere (sweep 0.91). With the half cap
+    kept, a buffer of 2 was above ARPACK in 5 sweep runs, one of 4 on Rosenbrock (652 vs
+    621, start vector 4), one of 3 at ``k = 10`` on random spectra by up to 22%. Per case
+    the counts move by about 10% with the start vector under any of these rules.
 
     Dynamic thick restart (TRLan, see ``_dynamic_restart_size``) for ``k > 1`` was
     measured (sweep with start vectors 3 and 4; Rosenbrock, n = 1e4 and 1e5, LA k=6,
     six start vectors) and is worse: unbounded it keeps up to ``m - 2`` vectors (13 of
     34 sweep cases above ARPACK, Rosenbrock 2.3-2.5x), capped at ``k + (m - k) / 2`` it
-    picks the cap (Rosenbrock 1.36-1.40x), limited to at most this rule's size it
-    changes little (total 0.7972 -> 0.7964 of ARPACK's). No gap ratio separates the
-    cases the buffer helps from those it hurts; without the buffer Rosenbrock is below
-    ARPACK (0.98, 0.95) but 7 of 68 sweep runs are above (with it: 3, total 0.85).
+    picks the cap (Rosenbrock 1.36-1.40x), limited to at most the rule's size it
+    changes little. Keeping the far end's Ritz vector as well (deflating the other end
+    of the spectrum) costs a new vector per cycle and was worse on the sweep.
 
     For one wanted pair (``k == 1``, ``m >= 6``, not BE) the size is chosen per restart
     as in TRLan (Yamazaki et al., ACM TOMS 2010), see ``_dynamic_restart_size``: over
@@ -271,12 +280,12 @@ def _restart_size(k, m, nconv, theta, which):
     (worst 72 against 71 in both). In the runs logged it keeps half the basis at most
     restarts and 1-4 vectors fewer at a few.
     """
-    keep = k + min(nconv, (m - k) // 2)
+    keep = k + nconv
     if keep == 1 and m >= 6 and which != "BE":
         return _dynamic_restart_size(theta, which, m // 2)
     if keep == 1:
         return m // 2 if m >= 6 else min(2, m - 1)
-    return min(keep + 2, m - 2) if keep > 2 else keep
+    return min(keep + (m - k) // 4, m - 2) if keep > 2 else keep
 
 
 def _dynamic_restart_size(theta, which, most):
@@ -418,14 +427,16 @@ def eigsh(A, k=6, which="LM", *, tol=0.0, maxiter=None, v0=None,
         restarts += 1
         # Thick restart: keep the best Ritz vectors, continue from V[:, m].
         order = _priority(theta, which)
-        keep = min(_restart_size(k, m, int(converged.sum()), theta[order], which), m - 1)
-        kept = order[:keep]
         # Wanted pairs converged to machine precision are locked, as ARPACK deflates: moved
         # to the front with their coupling to the new direction (below rounding) set to
         # zero, so that copies of a multiple eigenvalue emerging later from rounding do
         # not mix with them. (Locking at a loose ``tol`` instead costs matvecs: the
-        # neighbours of a pair locked with a 1e-8 residual converge more slowly.)
+        # neighbours of a pair locked with a 1e-8 residual converge more slowly.) They
+        # are out of the problem, so the restart size counts only the others.
         exact = np.abs(beta * S[m - 1, wanted]) <= _EPS * anorm
+        active = int(converged.sum()) - int(exact.sum())
+        keep = min(_restart_size(k, m, active, theta[order], which), m - 1)
+        kept = order[:keep]
         locked = np.isin(kept, wanted[exact])
         kept = np.concatenate([kept[locked], kept[~locked]])
         nlock = int(locked.sum())
