@@ -13,10 +13,11 @@ Two kinds of table:
 * **eigsh matvec sweep** (``--eigsh-sweep``): matvec counts of ``solvers.eigsh`` and
   ARPACK (``scipy.sparse.linalg.eigsh``) at the same ``tol``, basis size and start
   vector over 34 cases (6 matrices x which LA/SA/LM x k = 1, 6; SA is skipped on the
-  geometric spectrum, whose bottom end is too clustered for a benchmark).
+  geometric spectrum, whose bottom end is too clustered for a benchmark); with
+  ``--eigsh-random`` also on 120 random spectra and basis sizes not tuned for.
 
 Run from the repository root: ``python benchmarks/bench_solvers.py [--quick]
-[--eigsh-sweep]`` (with the package installed, e.g. ``pip install -e .``, or
+[--eigsh-sweep] [--eigsh-random]`` (with the package installed, e.g. ``pip install -e .``, or
 ``PYTHONPATH=.``).
 """
 
@@ -197,12 +198,55 @@ def eigsh_sweep():
           f"{total_arpack}")
 
 
+def eigsh_random_cases():
+    """Random diagonal spectra (n = 3000; uniform, normal, exponential, and the square
+    root of uniform, dense at the top; three draws each) x LA/SA x k = 3, 6, 10 with the
+    default basis, and k = 4, 6 with the smallest usual one (``ncv = 2k + 1``): cases not
+    tuned for, to check that a change to eigsh's restarts is general."""
+    draws = {"uniform": lambda r, n: r.uniform(size=n),
+             "normal": lambda r, n: r.standard_normal(n),
+             "exponential": lambda r, n: r.exponential(size=n),
+             "sqrt uniform": lambda r, n: np.sqrt(r.uniform(size=n))}
+    for seed in range(3):
+        for name, draw in draws.items():
+            A = scipy.sparse.diags(draw(np.random.default_rng(100 + seed), 3000), format="csr")
+            for which in ("LA", "SA"):
+                for k, ncv in ((3, None), (6, None), (10, None), (4, 9), (6, 13)):
+                    yield f"{name} {seed}", A, which, k, ncv
+
+
+def eigsh_random_sweep():
+    print("\neigsh matvecs on random spectra at tol=1e-8 (same v0 and ncv): ours / ARPACK")
+    worse = total_ours = total_arpack = 0
+    worst = (0.0, "")
+    for name, A, which, k, ncv in eigsh_random_cases():
+        v0 = np.random.default_rng(3).standard_normal(A.shape[0])
+        ours, theirs = Timed(A), Timed(A)
+        w = solvers.eigsh(ours, k=k, which=which, tol=1e-8, v0=v0, ncv=ncv, maxiter=10**5,
+                          return_eigenvectors=False)
+        ws = sla.eigsh(theirs, k=k, which=which, tol=1e-8, v0=v0, ncv=ncv, maxiter=10**5,
+                       return_eigenvectors=False)
+        err = np.abs(w - np.sort(ws)).max() / np.abs(ws).max()
+        ratio = ours.count / theirs.count
+        worse += ours.count > theirs.count
+        total_ours += ours.count
+        total_arpack += theirs.count
+        label = f"{name:<15}{which} k={k:<3}ncv={ncv or 'default':<8}"
+        worst = max(worst, (ratio, label))
+        print(f"  {label}{ours.count:>6} / {theirs.count:<6}{ratio:6.2f}   "
+              f"max rel. difference {err:.0e}")
+    print(f"  more matvecs than ARPACK in {worse} case(s); totals {total_ours} / "
+          f"{total_arpack}; worst ratio {worst[0]:.2f} ({worst[1].strip()})")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
                         help="n = 10,000 only, 3 repeats (default: 10^4 and 10^5, 5)")
     parser.add_argument("--eigsh-sweep", action="store_true",
                         help="also the 34-case eigsh matvec sweep (about 2 minutes)")
+    parser.add_argument("--eigsh-random", action="store_true",
+                        help="also eigsh's matvec counts on 120 random spectra (about 2 minutes)")
     args = parser.parse_args()
     solvers.cg(np.eye(3), np.ones(3))          # compile (load) the Numba kernels first
     solvers.minres(np.eye(3), np.ones(3))
@@ -232,6 +276,8 @@ def main():
                  solver_cases(n, H, H, linear=False))
     if args.eigsh_sweep:
         eigsh_sweep()
+    if args.eigsh_random:
+        eigsh_random_sweep()
 
 
 if __name__ == "__main__":

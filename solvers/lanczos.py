@@ -255,10 +255,12 @@ def _restart_size(k, m, nconv, theta, which):
     0.827 of ARPACK's (was 0.847), above ARPACK in 2 of 102 runs (was 2; one is the
     same ``k = 1`` run, 72 vs 71); the perturbed Rosenbrock Hessian, LA k=6, start
     vectors 3-8 at n = 1e4 and 3-5 at n = 1e5: above in 2 of 9 runs, by 10% and 1% (was
-    6, by up to 11%); random diagonal spectra (``--eigsh-random``: 4 distributions x 3
-    seeds x LA/SA x k = 3, 6, 10, two start vectors): total 0.705 (was 0.815), above in 2
-    of 144 runs, by at most 5% (was 19, by up to 19%); the same with ``ncv = 2k + 1``,
-    k = 4 and 6, one start vector: 0.75 (was 1.10), above in 4 of 48 runs (was 31).
+    6, by up to 11%); the 120 random spectra of ``--eigsh-random`` (k = 3, 6, 10 with the
+    default basis, k = 4, 6 with ``ncv = 2k + 1``): total 0.64 of ARPACK's (was 1.00),
+    above ARPACK in 8 cases, 6 of them k = 4 with ``ncv = 9``, by up to 33% (was 44, by
+    up to 61%). With that tight basis a buffer of 1 vector still costs a fifth of each
+    cycle, but no buffer there, or at least three new vectors per cycle, was worse on 48
+    other such runs (above ARPACK in 8 and 14 of them instead of 4).
     Halving the boost instead was worse everywhere (sweep 0.91). With the half cap
     kept, a buffer of 2 was above ARPACK in 5 sweep runs, one of 4 on Rosenbrock (652 vs
     621, start vector 4), one of 3 at ``k = 10`` on random spectra by up to 22%. Per case
