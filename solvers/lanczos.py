@@ -239,7 +239,8 @@ def _restart_size(k, m, nconv, theta, which):
     """How many Ritz vectors a thick restart keeps (``m`` = basis size).
 
     ``theta`` holds the Ritz values, most wanted first; ``nconv`` counts the wanted
-    pairs converged to ``tol`` but not locked (see ``eigsh``).  ARPACK's rule keeps
+    pairs converged to ``tol``.  ``eigsh`` calls it for the part not locked (``k``,
+    ``m``, ``nconv`` and ``theta`` without the locked pairs).  ARPACK's rule keeps
     ``k`` plus one unwanted neighbour per converged pair (up to half the spare room
     ``m - k``), so that the active window of unconverged wanted pairs and their nearest
     neighbours keeps its size.  Here a locked pair (converged to machine precision,
@@ -434,10 +435,14 @@ def eigsh(A, k=6, which="LM", *, tol=0.0, maxiter=None, v0=None,
         # zero, so that copies of a multiple eigenvalue emerging later from rounding do
         # not mix with them. (Locking at a loose ``tol`` instead costs matvecs: the
         # neighbours of a pair locked with a 1e-8 residual converge more slowly.) They
-        # are out of the problem, so the restart size counts only the others.
+        # are out of the problem: the restart size is chosen for the others (with one
+        # left, as for k = 1: keeping a single vector stagnates).
         exact = np.abs(beta * S[m - 1, wanted]) <= _EPS * anorm
-        active = int(converged.sum()) - int(exact.sum())
-        keep = min(_restart_size(k, m, active, theta[order], which), m - 1)
+        nexact = int(exact.sum())
+        rest = order[~np.isin(order, wanted[exact])]
+        keep = nexact + _restart_size(k - nexact, m - nexact,
+                                      int(converged.sum()) - nexact, theta[rest], which)
+        keep = min(keep, m - 1)
         kept = order[:keep]
         locked = np.isin(kept, wanted[exact])
         kept = np.concatenate([kept[locked], kept[~locked]])

@@ -152,6 +152,23 @@ def test_eigsh_restart_no_more_matvecs_than_arpack(name, which, k, ncv):
     assert ours.count <= theirs.count, (ours.count, theirs.count)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_eigsh_one_pair_left_after_locking(seed):
+    # BE with k=2 on log-spaced eigenvalues: the top pair locks (converges to machine
+    # precision) long before the bottom one. The restart size is then chosen for the one
+    # pair left as for k = 1 (half the basis); keeping just it and the locked pair, as
+    # a restart rule for k = 2 does, stalled: 876-1009 matvecs against ARPACK's 534-726,
+    # and EigshNoConvergence within condition_number_estimate's 50 restarts for most
+    # start vectors (hessgrad analyze quadratic). Now 331-360.
+    A = with_spectrum(np.logspace(0.0, 3.0, 40), seed=0)
+    v0 = np.random.default_rng(seed).standard_normal(40)
+    ours, theirs = CountingOperator(A), CountingOperator(A)
+    w = eigsh(ours, k=2, which="BE", tol=1e-8, v0=v0, maxiter=50, return_eigenvectors=False)
+    sla.eigsh(theirs, k=2, which="BE", tol=1e-8, v0=v0, return_eigenvectors=False)
+    np.testing.assert_allclose(w, [1.0, 1000.0], rtol=1e-12)
+    assert ours.count <= theirs.count, (ours.count, theirs.count)
+
+
 def test_eigsh_relative_tolerance_as_arpack():
     # Small wanted eigenvalues of a matrix with a large norm: the residual test is
     # relative to |theta|, so they come out with about tol relative accuracy.
