@@ -257,8 +257,8 @@ def _restart_size(k, m, nconv, theta, which):
     same ``k = 1`` run, 72 vs 71); the perturbed Rosenbrock Hessian, LA k=6, start
     vectors 3-8 at n = 1e4 and 3-5 at n = 1e5: above in 2 of 9 runs, by 10% and 1% (was
     6, by up to 11%); the 120 random spectra of ``--eigsh-random`` (k = 3, 6, 10 with the
-    default basis, k = 4, 6 with ``ncv = 2k + 1``): total 0.64 of ARPACK's (was 1.00),
-    above ARPACK in 8 cases, 6 of them k = 4 with ``ncv = 9``, by up to 33% (was 44, by
+    default basis, k = 4, 6 with ``ncv = 2k + 1``): total 0.65 of ARPACK's (was 1.00),
+    above ARPACK in 9 cases, 7 of them k = 4 with ``ncv = 9``, by up to 33% (was 44, by
     up to 61%). With that tight basis a buffer of 1 vector still costs a fifth of each
     cycle, but no buffer there, or at least three new vectors per cycle, was worse on 48
     other such runs (above ARPACK in 8 and 14 of them instead of 4).
