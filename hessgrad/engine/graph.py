@@ -312,19 +312,32 @@ def placeholder(dtype, shape=None, name=None):
     return graph.placeholder(dtype, shape, name)
 
 
-def run_members(prim, forward, args, flags, params):
-    """``forward`` once per batch member: the list of their outputs. An unbatched input that
-    the op writes in place (see WRITES_IN_PLACE) is copied for each member, which would
-    otherwise all write into one buffer (every member's result would be the last one's)."""
+def run_members(prim, forward, args, flags, params, active=None):
+    """``forward`` once per batch member: the list of their outputs. An input the op writes in
+    place (see WRITES_IN_PLACE) is copied for each member when it is shared -- unbatched, or a
+    read-only broadcast over the batch -- as every member would write into one buffer (each
+    result would be the last one's). ``active``: a boolean mask of the members that run (the
+    others, inactive in an enclosing batched loop or branch, get the first active member's
+    results, which the caller discards; written inputs are then always copied, so that
+    inactive members' rows are not written)."""
     k = next(len(a) for a, f in zip(args, flags) if f)
     written = WRITES_IN_PLACE.get(prim.name)
     written = written(params) if written is not None else ()
-    outs = []
-    for j in range(k):
-        member = [a[j] if f else np.array(a) if i in written and isinstance(a, np.ndarray)
-                  else a for i, (a, f) in enumerate(zip(args, flags))]
-        outs.append(forward(*member, **params))
-    return outs
+    members = range(k) if active is None or not active.any() else np.flatnonzero(active)
+    outs = {}
+    for j in members:
+        member = []
+        for i, (a, f) in enumerate(zip(args, flags)):
+            if f:
+                a = a[j]
+                if i in written and (active is not None or not a.flags.writeable):
+                    a = np.array(a)
+            elif i in written and isinstance(a, np.ndarray):
+                a = np.array(a)
+            member.append(a)
+        outs[j] = forward(*member, **params)
+    filler = outs[members[0]]
+    return [outs.get(j, filler) for j in range(k)]
 
 
 def _batch_by_loop(prim):

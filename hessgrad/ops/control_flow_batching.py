@@ -24,16 +24,16 @@ zeros, as run member by member; the trip count output stays per member.
 
 Whatever cannot be batched so -- an op that raises on the state of an inactive member (its
 index is out of range once it has finished), shapes that change differently between members
--- runs once per member (``_members``), which is always correct: a batched attempt that raises
-is discarded and the node runs member by member (its TensorArray writes, the same values at
-the same places, are simply repeated).
+-- runs once per member (``engine.graph.run_members``), which is always correct: a batched
+attempt that raises is discarded and the node runs member by member (its TensorArray writes,
+the same values at the same places, are simply repeated).
 """
 
 import threading
 
 import numpy as np
 
-from ..engine.graph import WRITES_IN_PLACE
+from ..engine.graph import run_members
 from .control_flow import (_check_index, _cond, _while, tensor_array_clear, tensor_array_read,
                            tensor_array_read_adjoint, tensor_array_write)
 
@@ -100,38 +100,12 @@ def _select(mask, new, old):
 
 
 # --- per member: the fallback -----------------------------------------------------------
-def _members(prim, forward, args, flags, params):
-    """``forward`` once per batch member: the list of their outputs. An input the op writes in
-    place is copied for each member when it is shared (every member would write into one
-    buffer), or when members are inactive: those do not run (their results are copies of the
-    first active member's, which an enclosing select discards), and must not be written."""
-    k = _batch_size(args, flags)
-    written = WRITES_IN_PLACE.get(prim.name)
-    written = written(params) if written is not None else ()
-    mask = active_members()
-    members = range(k) if mask is None or not mask.any() else np.flatnonzero(mask)
-    outs = {}
-    for j in members:
-        member = []
-        for i, (a, f) in enumerate(zip(args, flags)):
-            if f:
-                a = a[j]
-                if i in written and (mask is not None or not a.flags.writeable):
-                    a = np.array(a)  # (read-only: a shared buffer broadcast over the batch)
-            elif i in written and isinstance(a, np.ndarray):
-                a = np.array(a)
-            member.append(a)
-        outs[j] = forward(*member, **params)
-    filler = outs[members[0]]
-    return [outs.get(j, filler) for j in range(k)]
-
-
 def _while_members(forward, args, flags, params):
     """The loop once per member; the histories (and grown TensorArray buffers) of members
     that ran longer are longer: shorter ones are padded with zeros, which no member reads (its
     reverse loop reads its own trip count of rows, its TensorArray its own size)."""
     n_vars, loop = params["n_vars"], params["loop"]
-    outs = _members(_while.primitive, forward, args, flags, params)
+    outs = run_members(_while.primitive, forward, args, flags, params, active_members())
     stacked = []
     for i, parts in enumerate(zip(*outs)):
         if parts[0] is None:  # a history nobody asked for
@@ -269,7 +243,8 @@ def _cond_batched(forward, args, flags, *, true_plan, false_plan, branches):
         return _batched_cond(args, flags, true_plan, false_plan, branches)
     except Exception:  # noqa: BLE001 - per member is always correct (and re-raises real errors)
         params = dict(true_plan=true_plan, false_plan=false_plan, branches=branches)
-        outs = _members(_cond.primitive, forward, args, flags, params)
+        outs = run_members(_cond.primitive, forward, args, flags, params,
+                           active_members())
         return tuple(np.stack(parts) for parts in zip(*outs))
 
 

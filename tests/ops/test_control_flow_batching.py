@@ -8,7 +8,7 @@ import pytest
 
 import hessgrad as hg
 import hessgrad.numpy as hnp
-from hessgrad.engine.graph import Graph, Plan
+from hessgrad.engine.graph import Graph, Plan, run_members
 from hessgrad.ops import control_flow_batching as cfb
 
 rng = np.random.default_rng(3)
@@ -17,14 +17,14 @@ X = rng.standard_normal((7, 3))
 
 @pytest.fixture
 def fallbacks(monkeypatch):
-    """The ops run member by member (``_members``), by name."""
+    """The control-flow ops run member by member (``run_members``), by name."""
     calls = []
-    original = cfb._members
+    original = cfb.run_members
 
     def spy(prim, *args, **kwargs):
         calls.append(prim.name)
         return original(prim, *args, **kwargs)
-    monkeypatch.setattr(cfb, "_members", spy)
+    monkeypatch.setattr(cfb, "run_members", spy)
     return calls
 
 
@@ -304,7 +304,7 @@ def test_members_copy_a_buffer_broadcast_over_the_batch():
     write = hg.ops.control_flow.tensor_array_write.primitive
     shared = np.broadcast_to(np.zeros((2, 3)), (4, 2, 3))  # read-only
     value = np.arange(12.0).reshape(4, 3)
-    outs = cfb._members(write, write.forward, [shared, 1, value], [True, False, True], {})
+    outs = run_members(write, write.forward, [shared, 1, value], [True, False, True], {})
     np.testing.assert_array_equal(np.stack(outs)[:, 1], value)
     assert not shared.any()
 
