@@ -21,9 +21,8 @@ MIN_SIZE = 512
 # Numba's compile time grows faster than linearly with a kernel's size, above all with its
 # number of array arguments: the gradient of a 150-step unrolled RNN w.r.t. its weight
 # matrix (an ``add_n`` of 150 outer products) made one kernel of 16 ops and 165 arguments
-# that took 15 s to compile. Groups stop growing at this many ops or operands (counted per
-# op), and an op with more operands stays on numpy.
-MAX_GROUP_OPS = 64
+# that took 15 s to compile. Groups stop growing at this many operands (counted per op, so
+# also at most this many ops), and an op with more operands stays on numpy.
 MAX_GROUP_ARGS = 48
 
 _F64 = np.dtype(np.float64)
@@ -232,7 +231,6 @@ def find_groups(prog, min_size=None):
             g = g.find()
             if g.shape == shape and all(g is not c for c in chosen) and \
                     not g.finals.intersection(op.args) and all(u > k for u in g.outside - {k}) \
-                    and len(g.ops) + sum(len(c.ops) for c in chosen) < MAX_GROUP_OPS \
                     and g.n_args + sum(c.n_args for c in chosen) + len(op.args) \
                     <= MAX_GROUP_ARGS:
                 chosen.append(g)

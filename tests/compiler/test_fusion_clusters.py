@@ -152,7 +152,7 @@ def test_wide_trees_split_into_kernels_of_bounded_size():
     # Numba's compile time grows faster than linearly with a kernel, above all with its
     # arguments: the gradient of a 150-step unrolled RNN w.r.t. its weights (an add_n of 150
     # outer products) made one kernel of 165 arguments that took 15 s to compile.
-    from hessgrad.compiler.fusion import MAX_GROUP_ARGS, MAX_GROUP_OPS
+    from hessgrad.compiler.fusion import MAX_GROUP_ARGS
     from hessgrad.ops.core import add_n
     cols = np.random.default_rng(2).standard_normal((60, 50, 1))
     rows = np.random.default_rng(3).standard_normal((60, 1, 50))
@@ -166,7 +166,7 @@ def test_wide_trees_split_into_kernels_of_bounded_size():
     fused = [op for op in c.program.ops if op.name == "fused"]
     assert len(fused) >= 3
     for op in fused:
-        assert len(op.nodes) <= MAX_GROUP_OPS and len(op.args) <= MAX_GROUP_ARGS
+        assert len(op.nodes) <= MAX_GROUP_ARGS and len(op.args) <= MAX_GROUP_ARGS
 
     def wide(a, b):
         return add_n(*[a[k] * b[k] for k in range(60)])
