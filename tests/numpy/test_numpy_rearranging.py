@@ -9,6 +9,7 @@ import pytest
 import hessgrad as hg
 import hessgrad.numpy as hnp
 from hessgrad.testing import check_grads
+from numpy_checks import assert_same_as_numpy
 
 rng = np.random.default_rng(9)
 
@@ -77,12 +78,7 @@ def test_values_match_numpy(name, f, args, traces):
     if traces:
         results.append(hg.function(lambda *a: f(hnp, *a))(*args))
     for got in results:
-        wants, gots = (want, got) if isinstance(want, tuple) else ((want,), (got,))
-        assert len(wants) == len(gots)
-        for w, g in zip(wants, gots):
-            w, g = np.asarray(w), np.asarray(g)
-            assert g.dtype == w.dtype and g.shape == w.shape, (g, w)
-            np.testing.assert_array_equal(g, w)
+        assert_same_as_numpy(want, got)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.complex128])
