@@ -310,8 +310,13 @@ def _fill(prim, outputs, out_grads):
 
 
 def _fit_gradient(rec, k, a, g):
-    """``g`` checked against the shape of input ``a`` and given its floating dtype (a float32
-    input mixed with float64 data gets a float32 gradient, as in JAX)."""
+    """``g`` summed back to the shape of input ``a`` if the op broadcasts, checked against
+    that shape, and given ``a``'s floating dtype (a float32 input mixed with float64 data gets
+    a float32 gradient, as in JAX)."""
+    if rec[0].broadcasts:
+        a_shape, g_shape = a.shape, shape_of(g)
+        if a_shape != g_shape and a_shape is not None and g_shape is not None:
+            g = bind(get("sum_to"), (g,), {"shape": a_shape})
     _check_shape(rec, k, a, g)
     a_dtype, g_dtype = a.dtype, dtype_of(g)
     if a_dtype is not None and a_dtype != g_dtype and a_dtype.kind == "f" and \

@@ -54,6 +54,9 @@ class Primitive:
             which those flagged in ``batched`` carry a leading batch axis (see
             :meth:`hessgrad.engine.graph.Plan.run_batched`).
         nondiff: outputs are constants for differentiation (comparisons, argmax, ...).
+        broadcasts: the op broadcasts its inputs against each other (numpy's rules), and
+            its VJP rules may return gradients of the broadcast shape: the backprop core sums
+            each back to its input's shape, as forward mode broadcasts tangents.
         array_rules: the VJP rules also accept numpy arrays for the output gradient and let
             ops return numpy values (a first-order backward pass that nothing records passes
             them, to skip the Tensor wrappers); true for hessgrad's own primitives, false for
@@ -70,10 +73,11 @@ class Primitive:
 
     __slots__ = ("name", "forward", "eager_forward", "vjps", "jvps", "joint_vjp", "joint_jvp",
                  "linear", "shape_rule", "none_grads_ok", "nondiff", "multiple_results",
-                 "batch_rule", "array_rules", "builtin", "closures")
+                 "batch_rule", "array_rules", "builtin", "closures", "broadcasts")
 
     def __init__(self, name, forward, vjp=None, jvp=None, *, linear=False, shape_rule=None,
-                 none_grads_ok=False, nondiff=False, multiple_results=False, closures=False):
+                 none_grads_ok=False, nondiff=False, multiple_results=False, closures=False,
+                 broadcasts=False):
         if name in PRIMITIVES:
             raise ValueError(f"primitive {name!r} is registered twice")
         self.name = name
@@ -92,6 +96,7 @@ class Primitive:
         self.array_rules = False  # set by hessgrad.ops for its own primitives
         self.builtin = not _SEALED
         self.closures = closures
+        self.broadcasts = broadcasts
         PRIMITIVES[name] = self
 
     def __repr__(self):
@@ -108,11 +113,17 @@ def primitive(name, forward, vjp=None, jvp=None, **flags):
     >>> double(np.array([1.0, 2.0])).numpy()
     array([2., 4.])
     """
-    from .dispatch import bind
+    from .dispatch import bind, bind_eager
 
     prim = Primitive(name, forward, vjp, jvp, **flags)
 
     def apply(*args, **params):
+        if not params:
+            n = len(args)
+            if n == 1:
+                return bind_eager(prim, args[0])
+            if n == 2:
+                return bind_eager(prim, args[0], args[1])
         return bind(prim, args, params)
 
     apply.primitive = prim

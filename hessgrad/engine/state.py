@@ -34,6 +34,10 @@ class Recorder:
 
     paused = False
     _recording = False
+    # True for a recorder whose observe_one is exactly: if an input's id is a key of
+    # ``self._tracked``, append ``(prim, args, params, (out,), None)`` to ``self._records``
+    # and track a floating ``out`` by its id. ``bind_eager`` then does that inline.
+    tracks_inline = False
 
     def observe(self, prim, args, params, outs, node, level):
         raise NotImplementedError

@@ -30,6 +30,8 @@ class GradientTape(Recorder):
     (6.0, 2.0)
     """
 
+    tracks_inline = True  # observe_one below is the one bind_eager inlines (see Recorder)
+
     def __init__(self, persistent=False, watch_accessed_variables=True):
         self._persistent = persistent
         self._watch_accessed_variables = watch_accessed_variables

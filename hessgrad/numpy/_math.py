@@ -11,7 +11,7 @@ import inspect as _inspect
 
 import numpy as _np
 
-from ..engine.dispatch import bind as _bind
+from ..engine.dispatch import bind_eager as _bind_eager
 from ..engine.tensor import Tensor as _Tensor, dtype_of as _dtype_of
 from ..ops import core as _core, elementwise as _ew
 
@@ -62,13 +62,28 @@ def _ufunc(name, op, nin, summary, example):
     """A numpy-compatible ufunc wrapper named ``name`` around the hessgrad op ``op``."""
     prim = getattr(op, "primitive", None)
     boolean = prim is not None and prim.nondiff
-    def ufunc(*args, out=None, where=True, casting="same_kind", order="K", dtype=None,
-              subok=True, signature=None):
-        if len(args) == nin and out is None and where is True and dtype is None and \
-                signature is None:  # the common call: no option to check
-            if prim is not None:  # bind the primitive itself: one call layer less
-                return _bind(prim, args, {})
-            return op(*args)
+    # The common call, inputs and no option, binds the primitive itself (a call layer less).
+    if prim is not None and nin == 1:
+        def ufunc(*args, **options):
+            if not options and len(args) == 1:
+                return _bind_eager(prim, args[0])
+            return with_options(*args, **options)
+    elif prim is not None and nin == 2:
+        def ufunc(*args, **options):
+            if not options and len(args) == 2:
+                return _bind_eager(prim, args[0], args[1])
+            return with_options(*args, **options)
+    else:
+        def ufunc(*args, **options):
+            if not options and len(args) == nin:
+                return op(*args)
+            return with_options(*args, **options)
+
+    def with_options(*args, out=None, where=True, casting="same_kind", order="K", dtype=None,
+                     subok=True, signature=None, **unknown):
+        if unknown:
+            raise TypeError(f"hessgrad.numpy.{name}() got an unexpected keyword argument "
+                            f"{next(iter(unknown))!r}")
         if len(args) == nin + 1:  # numpy accepts ``out`` positionally too
             args, out = args[:nin], args[nin]
         if len(args) != nin:

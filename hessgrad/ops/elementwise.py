@@ -15,7 +15,7 @@ import scipy.special
 from ..engine.registry import primitive
 from ..engine.tensor import Tensor, dtype_of, shape_of
 from ..kernels import vecmath
-from .core import broadcast_to, cast, ones_like, unbroadcast, zeros_like  # noqa: F401
+from .core import broadcast_to, cast, ones_like, zeros_like  # noqa: F401
 
 LN2, LN10, PI = math.log(2.0), math.log(10.0), math.pi
 
@@ -88,28 +88,6 @@ def _broadcast_shape_rule(name, forward, names=_ARG_NAMES):
     return rule
 
 
-def _fit(grad, x):
-    """A gradient summed back to the shape of ``x`` (the backprop core gives it x's dtype)."""
-    if type(x) is Tensor:
-        gv, xv = grad._value if type(grad) is Tensor else grad, x._value
-        if type(gv) is np.ndarray and xv is not None and gv.shape == xv.shape:
-            return grad  # eager, no broadcasting: nothing to undo
-    return unbroadcast(grad, x)
-
-
-def _u(rule):
-    """Wrap a VJP rule so that its result is summed back to its first input's shape."""
-    def vjp_first(g, ans, x, y, **params):
-        return _fit(rule(g, ans, x, y), x)
-    return vjp_first
-
-
-def _v(rule):
-    def vjp_second(g, ans, x, y, **params):
-        return _fit(rule(g, ans, x, y), y)
-    return vjp_second
-
-
 def _zero_vjp(g, ans, *args, **params):
     return zeros_like(args[0])
 
@@ -142,9 +120,12 @@ def _piecewise_constant(name, forward, **flags):
 
 
 def _binary_prim(name, forward, **kwargs):
-    """A broadcasting binary primitive with explicit rules, clear errors and a shape rule."""
+    """A broadcasting binary primitive with explicit rules, clear errors and a shape rule.
+    Its VJP rules may return gradients of the output's shape: the backprop core sums them
+    back to each input's shape (``broadcasts``)."""
     forward = _checked(name, forward)
-    return primitive(name, forward, shape_rule=_broadcast_shape_rule(name, forward), **kwargs)
+    return primitive(name, forward, shape_rule=_broadcast_shape_rule(name, forward),
+                     broadcasts=True, **kwargs)
 
 
 def _eager_all(test, *tensors):
@@ -165,20 +146,17 @@ def _safe_divide(x, r):
 
 # --- arithmetic ---------------------------------------------------------------------------
 add = _binary_prim("add", np.add,
-                   vjp=[lambda g, a, x, y: _fit(g, x), lambda g, a, x, y: _fit(g, y)],
+                   vjp=[lambda g, a, x, y: g, lambda g, a, x, y: g],
                    linear=True)
 subtract = _binary_prim("subtract", np.subtract,
-                        vjp=[lambda g, a, x, y: _fit(g, x),
-                             lambda g, a, x, y: _fit(-g, y)],
+                        vjp=[lambda g, a, x, y: g, lambda g, a, x, y: -g],
                         linear=True)
 multiply = _binary_prim("multiply", np.multiply,
-                        vjp=[lambda g, a, x, y: _fit(g * y, x),
-                             lambda g, a, x, y: _fit(g * x, y)],
+                        vjp=[lambda g, a, x, y: g * y, lambda g, a, x, y: g * x],
                         jvp=[lambda t, a, x, y: t * y,
                              lambda t, a, x, y: t * x])
 divide = _binary_prim("divide", np.true_divide,
-                      vjp=[lambda g, a, x, y: _fit(g / y, x),
-                           lambda g, a, x, y: _fit(-g * a / y, y)],
+                      vjp=[lambda g, a, x, y: g / y, lambda g, a, x, y: -g * a / y],
                       jvp=[lambda t, a, x, y: t / y,
                            lambda t, a, x, y: -t * a / y])
 true_divide = divide
@@ -215,16 +193,16 @@ def _pow_dy(x, ans):
 
 
 power = _binary_prim("power", np.power,
-                     vjp=[lambda g, a, x, y: _fit(g * _pow_dx(x, y), x),
-                          lambda g, a, x, y: _fit(g * _pow_dy(x, a), y)],
+                     vjp=[lambda g, a, x, y: g * _pow_dx(x, y),
+                          lambda g, a, x, y: g * _pow_dy(x, a)],
                      jvp=[lambda t, a, x, y: t * _pow_dx(x, y),
                           lambda t, a, x, y: t * _pow_dy(x, a)])
 
 
 # float_power: numpy's own loop (always float64 or complex128); power's rules apply as is.
 float_power = _binary_prim("float_power", np.float_power,
-                           vjp=[_u(lambda g, a, x, y: g * _pow_dx(x, y)),
-                                _v(lambda g, a, x, y: g * _pow_dy(x, a))],
+                           vjp=[lambda g, a, x, y: g * _pow_dx(x, y),
+                                lambda g, a, x, y: g * _pow_dy(x, a)],
                            jvp=[lambda t, a, x, y: t * _pow_dx(x, y),
                                 lambda t, a, x, y: t * _pow_dy(x, a)])
 
@@ -240,7 +218,7 @@ floor_divide = _binary_prim("floor_divide", np.floor_divide,
                             vjp=[_zero_vjp, _zero_vjp_second], jvp=[_zero_jvp, _zero_jvp])
 remainder = _binary_prim(
     "remainder", np.remainder,
-    vjp=[_u(lambda g, a, x, y: g), _v(lambda g, a, x, y: -g * floor_divide(x, y))],
+    vjp=[lambda g, a, x, y: g, lambda g, a, x, y: -g * floor_divide(x, y)],
     jvp=[lambda t, a, x, y: t, lambda t, a, x, y: -t * floor_divide(x, y)])
 mod = remainder
 
@@ -252,13 +230,13 @@ def _fmod_quotient(a, x, y):
 
 fmod = _binary_prim(
     "fmod", np.fmod,
-    vjp=[_u(lambda g, a, x, y: g), _v(lambda g, a, x, y: -g * _fmod_quotient(a, x, y))],
+    vjp=[lambda g, a, x, y: g, lambda g, a, x, y: -g * _fmod_quotient(a, x, y)],
     jvp=[lambda t, a, x, y: t, lambda t, a, x, y: -t * _fmod_quotient(a, x, y)])
 
 # ldexp(x, n) = x * 2**n, exact (no overflowing 2**n is formed): linear in x; n is an integer.
 ldexp = _binary_prim(
     "ldexp", np.ldexp,
-    vjp=[_u(lambda g, a, x, n: ldexp(g, n)), None], jvp=[lambda t, a, x, n: ldexp(t, n), None])
+    vjp=[lambda g, a, x, n: ldexp(g, n), None], jvp=[lambda t, a, x, n: ldexp(t, n), None])
 frexp_exponent = primitive("frexp_exponent", lambda x: np.frexp(x)[1], nondiff=True)
 frexp_exponent.__doc__ = """The integer exponent ``e`` of ``x = m * 2**e`` with ``0.5 <= |m| <
 1`` (numpy.frexp's second result, a constant); the mantissa is ``ldexp(x, -e)``."""
@@ -267,7 +245,7 @@ frexp_exponent.__doc__ = """The integer exponent ``e`` of ``x = m * 2**e`` with 
 # piecewise constant step, so its derivative is 1 in x and 0 in y.
 spacing = _piecewise_constant("spacing", np.spacing)
 nextafter = _binary_prim(
-    "nextafter", np.nextafter, vjp=[_u(lambda g, a, x, y: g), _zero_vjp_second],
+    "nextafter", np.nextafter, vjp=[lambda g, a, x, y: g, _zero_vjp_second],
     jvp=[lambda t, a, x, y: broadcast_to(t, shape=shape_of(a)), _zero_jvp])
 
 # --- exponentials and logarithms -----------------------------------------------------------
@@ -316,8 +294,8 @@ def _logaddexp_weight(scale, x, y):
 def _logaddexp_prim(name, forward, scale):
     return _binary_prim(
         name, forward,
-        vjp=[_u(lambda g, a, x, y: g * _logaddexp_weight(scale, x, y)),
-             _v(lambda g, a, x, y: g * _logaddexp_weight(scale, y, x))],
+        vjp=[lambda g, a, x, y: g * _logaddexp_weight(scale, x, y),
+             lambda g, a, x, y: g * _logaddexp_weight(scale, y, x)],
         jvp=[lambda t, a, x, y: t * _logaddexp_weight(scale, x, y),
              lambda t, a, x, y: t * _logaddexp_weight(scale, y, x)])
 
@@ -355,8 +333,7 @@ arctanh = _unary_div("arctanh", np.arctanh, lambda a, x: (1.0 - x) * (1.0 + x))
 # hypot's partials x / r, y / r; at r == 0 the finite subgradient 0 (not NaN).
 hypot = _binary_prim(
     "hypot", np.hypot,
-    vjp=[_u(lambda g, a, x, y: g * _safe_divide(x, a)),
-         _v(lambda g, a, x, y: g * _safe_divide(y, a))],
+    vjp=[lambda g, a, x, y: g * _safe_divide(x, a), lambda g, a, x, y: g * _safe_divide(y, a)],
     jvp=[lambda t, a, x, y: t * _safe_divide(x, a), lambda t, a, x, y: t * _safe_divide(y, a)])
 
 
@@ -367,8 +344,8 @@ def _arctan2_partial(numerator, x1, x2):
 
 arctan2 = _binary_prim(
     "arctan2", np.arctan2,
-    vjp=[_u(lambda g, a, x1, x2: g * _arctan2_partial(x2, x1, x2)),
-         _v(lambda g, a, x1, x2: g * -_arctan2_partial(x1, x1, x2))],
+    vjp=[lambda g, a, x1, x2: g * _arctan2_partial(x2, x1, x2),
+         lambda g, a, x1, x2: g * -_arctan2_partial(x1, x1, x2)],
     jvp=[lambda t, a, x1, x2: t * _arctan2_partial(x2, x1, x2),
          lambda t, a, x1, x2: t * -_arctan2_partial(x1, x1, x2)])  # -x1 fails on booleans
 
@@ -417,12 +394,12 @@ fabs = _unary("fabs", np.fabs, lambda a, x: sign(x))
 sign = _piecewise_constant("sign", np.sign)
 copysign = _binary_prim(
     "copysign", np.copysign,
-    vjp=[_u(lambda g, a, x, y: g * (sign(x) * copysign(1.0, y))), _zero_vjp_second],
+    vjp=[lambda g, a, x, y: g * (sign(x) * copysign(1.0, y)), _zero_vjp_second],
     jvp=[lambda t, a, x, y: t * (sign(x) * copysign(1.0, y)), _zero_jvp])
 # heaviside(x1, x2) is 0 / x2 / 1 for x1 < 0 / == 0 / > 0: flat in x1, x2 passes at x1 == 0.
 heaviside = _binary_prim(
     "heaviside", np.heaviside,
-    vjp=[_zero_vjp, _v(lambda g, a, x, y: where(equal(x, 0.0), g, 0.0))],
+    vjp=[_zero_vjp, lambda g, a, x, y: where(equal(x, 0.0), g, 0.0)],
     jvp=[_zero_jvp, lambda t, a, x, y: where(equal(x, 0.0), t, 0.0)])
 
 floor = _piecewise_constant("floor", np.floor)
@@ -456,8 +433,8 @@ def _extremum_prim(name, forward, weighted):
     """maximum/minimum/fmax/fmin: the winner takes the gradient; ties split it 1/2-1/2.
     ``weighted(g, x, y)`` is the first input's share of ``g``; the second's swaps x and y."""
     return _binary_prim(name, forward,
-                        vjp=[_u(lambda g, a, x, y: weighted(g, x, y)),
-                             _v(lambda g, a, x, y: weighted(g, y, x))],
+                        vjp=[lambda g, a, x, y: weighted(g, x, y),
+                             lambda g, a, x, y: weighted(g, y, x)],
                         jvp=[lambda t, a, x, y: weighted(t, x, y),
                              lambda t, a, x, y: weighted(t, y, x)])
 
@@ -497,9 +474,7 @@ def _clip_grad(k):
 
 clip = primitive(
     "clip", _checked("clip", _clip_forward, ("a", "a_min", "a_max")),
-    vjp=[lambda g, a, x, lo, hi, k=k: _fit(_clip_grad(k)(g, a, x, lo, hi), (x, lo, hi)[k])
-         for k in range(3)],
-    jvp=[_clip_grad(k) for k in range(3)],
+    vjp=[_clip_grad(k) for k in range(3)], jvp=[_clip_grad(k) for k in range(3)], broadcasts=True,
     shape_rule=_broadcast_shape_rule("clip", _clip_forward, ("a", "a_min", "a_max")))
 
 
@@ -521,16 +496,16 @@ conj = conjugate
 
 
 def _where_vjp_x(g, a, c, x, y):
-    return _fit(where(c, g, 0.0), x)
+    return where(c, g, 0.0)
 
 
 def _where_vjp_y(g, a, c, x, y):
-    return _fit(where(c, 0.0, g), y)
+    return where(c, 0.0, g)
 
 
 where = primitive(
     "where", _checked("where", np.where, ("condition", "x", "y")),
-    vjp=[None, _where_vjp_x, _where_vjp_y], linear=True,
+    vjp=[None, _where_vjp_x, _where_vjp_y], linear=True, broadcasts=True,
     shape_rule=_broadcast_shape_rule("where", np.where, ("condition", "x", "y")))
 
 

@@ -1,6 +1,6 @@
 """Python operators on Tensor (``+``, ``@``, ``[]``, comparisons, ...), bound to primitives."""
 
-from ..engine.dispatch import bind
+from ..engine.dispatch import bind_eager
 from ..engine.graph import python_operator
 from ..engine.tensor import Tensor
 from . import core, elementwise as ew, indexing, linalg, shape
@@ -15,10 +15,9 @@ def _binary(op, swapped=False, arithmetic=True):
     def method(self, other):
         if isinstance(other, (list, tuple)):
             other = shape.as_array(other, "operator")
-        args = (other, self) if swapped else (self, other)
         if self._weak:  # a traced Python scalar: see python_operator
-            return python_operator(op, args, arithmetic)
-        return bind(prim, args, {})
+            return python_operator(op, (other, self) if swapped else (self, other), arithmetic)
+        return bind_eager(prim, other, self) if swapped else bind_eager(prim, self, other)
     return method
 
 
@@ -34,7 +33,7 @@ def _unary(op):
     prim = op.primitive
 
     def method(self):
-        return python_operator(op, (self,)) if self._weak else bind(prim, (self,), {})
+        return python_operator(op, (self,)) if self._weak else bind_eager(prim, self)
     return method
 
 

@@ -206,3 +206,82 @@ def test_a_failing_rule_leaves_no_plain_mode_behind():
     with pytest.raises(ValueError):
         hg.grad(lambda x: hnp.sum(hnp.sin(bad(x))))(X)
     assert not hg.engine.state.THREAD.state.plain_values
+
+
+@pytest.mark.parametrize("call", [
+    lambda a, b: hnp.add(a, b),                     # numpy-style ufunc: bind_eager
+    lambda a, b: hg.constant(a) * b,                # operator
+    lambda a, b: b - hg.constant(a),                # swapped operator
+    lambda a, b: hg.ops.elementwise.divide(a, b),   # the op itself
+])
+def test_eager_two_operand_errors_name_the_op_and_shapes_alone(call):
+    # bind_eager re-runs a failing forward through bind, outside its own handler: the error
+    # names the op and the shapes and carries no chained first failure
+    with pytest.raises(ValueError, match=r"operands cannot be broadcast together: x1 of "
+                                         r"shape \((2|3),\), x2 of shape \((3|2),\)") as info:
+        call(np.ones(2), np.ones(3))
+    numpy_error = info.value.__cause__  # raised from numpy's own error, and from nothing else
+    assert isinstance(numpy_error, ValueError) and numpy_error.__context__ is None
+
+
+def test_eager_fast_path_operands_that_go_to_bind():
+    # Variables (snapshot), lists, bools, numpy scalars and None take the general path and
+    # give the same values and gradients as the fast operands
+    v = hg.Variable(np.array([1.0, 2.0]))
+    with hg.GradientTape() as tape:
+        y = hnp.sum(v * [3.0, 4.0] + hnp.multiply(np.float64(2.0), v) + (v > 1.5) * v)
+    np.testing.assert_allclose(float(y), 3 + 8 + 2 + 4 + 2)
+    np.testing.assert_allclose(tape.gradient(y, v).numpy(), [5.0, 7.0])
+    with pytest.raises(TypeError):
+        hnp.sin(None)
+
+
+def test_ufunc_options_and_unknown_keywords():
+    x = hg.constant(np.array([1.0, 2.0], np.float32))
+    assert hnp.add(x, 1, dtype=np.float64).dtype == np.float64
+    np.testing.assert_allclose(hnp.sin(x, None).numpy(), np.sin(x.numpy()))  # out positional
+    with pytest.raises(TypeError, match=r"hessgrad\.numpy\.sin\(\) got an unexpected keyword "
+                                        r"argument 'axis'"):
+        hnp.sin(x, axis=0)
+    with pytest.raises(TypeError, match="takes 2 positional inputs but 1 were given"):
+        hnp.add(x)
+
+
+def test_broadcasting_ops_gradients_are_summed_back_by_the_core():
+    # rules of broadcasting ops return output-shaped gradients; the core sums them to each
+    # input's shape, in eager mode, under a second-order tape and in graph mode
+    a, b = np.arange(6.0).reshape(2, 3) + 1, np.array([0.5, 1.5, 2.5])
+
+    def f(a, b):
+        return hnp.sum(hnp.where(a > 2, a * b, a / b) + hnp.clip(a, 1.5, b * 2) ** b)
+
+    ga, gb = hg.grad(f, argnums=(0, 1))(a, b)
+    assert ga.shape == a.shape and gb.shape == b.shape
+    eps = 1e-6
+    for k in range(3):
+        e = np.zeros(3)
+        e[k] = eps
+        fd = (float(f(a, b + e)) - float(f(a, b - e))) / (2 * eps)
+        assert gb[k] == pytest.approx(fd, rel=1e-6)
+    compiled = hg.function(lambda a, b: hg.gradients(f(a, b), [a, b]))
+    for got, want in zip(compiled(a, b), (ga, gb)):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+    hb = hg.hessian(lambda b: f(a, b))(b)
+    assert hb.shape == (3, 3)
+    np.testing.assert_allclose(hb, hb.T, rtol=1e-10)
+
+
+def test_user_rules_still_get_the_shape_check():
+    # the core sums back only for ops that declare they broadcast: a user gradient of the
+    # wrong (broadcast) shape is an error, as in TensorFlow
+    @hg.custom_gradient
+    def f(x):
+        return x * 2.0, lambda g: hnp.ones((4, 3))
+
+    x = hg.constant(np.ones(3))
+    with hg.GradientTape() as tape:
+        tape.watch(x)
+        y = hnp.sum(f(x))
+    with pytest.raises(ValueError, match="Incompatible shapes between op input and calculated "
+                                         "input gradient"):
+        tape.gradient(y, x)
