@@ -135,62 +135,84 @@ def _reverse(targets, target_grads, sources, relevant, connected, stop_ids, aggr
     source_ids = {id(s) for s in sources}
     for rec in reversed(relevant):
         prim, inputs, params, outputs, _ = rec
-        if len(outputs) == 1 and not stop_ids:  # the common case, without the general loop
-            oid = id(outputs[0])
-            if oid in source_ids:
-                g = _aggregate(grads, outputs[0], aggregation_method, keep=True)
-            else:
-                g = grads.pop(oid, None)
-                if type(g) is _Parts:
-                    g = _sum(g, aggregation_method)
-            if g is None:
-                continue
+        vjps = prim.fast_vjps
+        if vjps is None or stop_ids or plain and not prim.array_rules:
+            _general_step(rec, grads, connected, source_ids, stop_ids, aggregation_method,
+                          plain)
+            continue
+        # The common case, in line: one output, one rule per input, run as it is.
+        ans = outputs[0]
+        oid = id(ans)
+        if oid in source_ids:
+            g = _aggregate(grads, ans, aggregation_method, keep=True)
         else:
-            g = [None if stop_ids and id(o) in stop_ids else
-                 _aggregate(grads, o, aggregation_method, keep=id(o) in source_ids)
-                 for o in outputs]
-            if all(x is None for x in g):
-                continue
-            g = _fill(prim, outputs, g) if prim.multiple_results else g[0]
-        vjps = prim.vjps
-        if vjps is not None and not (prim.joint_vjp or prim.multiple_results) and (
-                prim.array_rules or not plain):  # the common case: nothing to adapt
-            ans = outputs[0]
-            in_grads = user_rules = None
-        else:
-            ans, g, in_grads, user_rules = _prepare(rec, g, plain)
-        k = -1
-        for a in inputs:
-            k += 1
+            g = grads.pop(oid, None)
+            if type(g) is _Parts:
+                g = _sum(g, aggregation_method)
+        if g is None:
+            continue
+        for k, a in enumerate(inputs):
             aid = id(a)
             if aid not in connected:
                 continue
-            if in_grads is None:  # one rule per input: run only the needed ones
-                try:
-                    rule = vjps[k]
-                except IndexError:  # fewer rules than inputs: the rest take no gradient
-                    break
-                if rule is None:
-                    continue
-                # (without an empty ``**params``: unpacking one costs as much as a check)
-                gk = rule(g, ans, *inputs, **params) if params else rule(g, ans, *inputs)
-            else:
-                gk = in_grads[k]
+            try:
+                rule = vjps[k]
+            except IndexError:  # fewer rules than inputs: the rest take no gradient
+                break
+            if rule is None:
+                continue
+            # (without an empty ``**params``: unpacking one costs as much as a check)
+            gk = rule(g, ans, *inputs, **params) if params else rule(g, ans, *inputs)
             if gk is None:
                 continue
+            # _add_gradient(grads, rec, k, a, gk), in line: it runs for every gradient
             gv = gk._value if type(gk) is Tensor else gk
             av = a._value
             if not (type(gv) is np.ndarray and av is not None and gv.shape == av.shape and
-                    gv.dtype == av.dtype):
+                    (gv.dtype is av.dtype or gv.dtype == av.dtype)):
                 gk = _fit_gradient(rec, k, a, gk)
             prev = grads.get(aid)
             if prev is None:
                 grads[aid] = gk
             else:
                 _accumulate(grads, aid, gk, prev)
-        if user_rules:
-            THREAD.state.plain_values = True
     return grads
+
+
+def _general_step(rec, grads, connected, source_ids, stop_ids, method, plain):
+    """The reverse step of an op off the fast path: several outputs, a joint rule, a user's
+    rules in a plain pass, or stopped tensors."""
+    prim, inputs, params, outputs, _ = rec
+    g = [None if stop_ids and id(o) in stop_ids else
+         _aggregate(grads, o, method, keep=id(o) in source_ids) for o in outputs]
+    if all(x is None for x in g):
+        return
+    g = _fill(prim, outputs, g) if prim.multiple_results else g[0]
+    ans, g, in_grads, user_rules = _prepare(rec, g, plain)
+    vjps = prim.vjps
+    for k, a in enumerate(inputs):
+        if id(a) not in connected:
+            continue
+        if in_grads is None:  # one rule per input: run only the needed ones
+            if k >= len(vjps) or vjps[k] is None:
+                continue
+            gk = vjps[k](g, ans, *inputs, **params)
+        else:
+            gk = in_grads[k]
+        if gk is not None:
+            _add_gradient(grads, rec, k, a, gk)
+    if user_rules:
+        THREAD.state.plain_values = True
+
+
+def _add_gradient(grads, rec, k, a, gk):
+    """Add ``gk``, the gradient of input ``k`` (``a``) of op ``rec``, fitted to ``a``."""
+    gv = gk._value if type(gk) is Tensor else gk
+    av = a._value
+    if not (type(gv) is np.ndarray and av is not None and gv.shape == av.shape and
+            gv.dtype == av.dtype):
+        gk = _fit_gradient(rec, k, a, gk)
+    _accumulate(grads, id(a), gk)
 
 
 def _prepare(rec, g, plain):

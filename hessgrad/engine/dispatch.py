@@ -80,7 +80,6 @@ def bind_eager(prim, x, y=_UNARY):
     xv = x._value if type(x) is Tensor else x if type(x) in _AS_IS else None
     if xv is None:
         return bind(prim, args, {})
-    failed = False
     try:
         if y is _UNARY:
             out = prim.eager_forward(xv)
@@ -90,8 +89,8 @@ def bind_eager(prim, x, y=_UNARY):
                 return bind(prim, args, {})
             out = prim.eager_forward(xv, yv)
     except Exception:
-        failed = True  # bind runs it again below the handler and reports the error alone
-    if failed:
+        out = None  # bind runs it again below the handler and reports the error alone
+    if out is None:
         return bind(prim, args, {})
     if type(out) is not np.ndarray and not hasattr(out, "dtype"):
         out = np.asarray(out)

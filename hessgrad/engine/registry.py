@@ -73,7 +73,7 @@ class Primitive:
 
     __slots__ = ("name", "forward", "eager_forward", "vjps", "jvps", "joint_vjp", "joint_jvp",
                  "linear", "shape_rule", "none_grads_ok", "nondiff", "multiple_results",
-                 "batch_rule", "array_rules", "builtin", "closures", "broadcasts")
+                 "batch_rule", "array_rules", "builtin", "closures", "broadcasts", "fast_vjps")
 
     def __init__(self, name, forward, vjp=None, jvp=None, *, linear=False, shape_rule=None,
                  none_grads_ok=False, nondiff=False, multiple_results=False, closures=False,
@@ -87,6 +87,8 @@ class Primitive:
         self.vjps = tuple(vjp) if isinstance(vjp, list) else vjp
         self.joint_jvp = callable(jvp) and not isinstance(jvp, PerInput)
         self.jvps = tuple(jvp) if isinstance(jvp, list) else jvp
+        # the backprop core's fast path: one rule per input of a one-result op
+        self.fast_vjps = None if vjp is None or self.joint_vjp or multiple_results else self.vjps
         self.linear = linear
         self.shape_rule = shape_rule
         self.none_grads_ok = none_grads_ok

@@ -285,3 +285,12 @@ def test_user_rules_still_get_the_shape_check():
     with pytest.raises(ValueError, match="Incompatible shapes between op input and calculated "
                                          "input gradient"):
         tape.gradient(y, x)
+
+
+@pytest.mark.parametrize("f, want", [
+    (lambda x: x + x, 2.0), (lambda x: x - x, 0.0), (lambda x: x * x, "2x"),
+    (lambda x: hnp.add(x, x) + x, 3.0), (lambda x: x / x, 0.0),
+])
+def test_an_input_used_twice_by_one_op_gets_both_contributions(f, want):
+    g = hg.grad(lambda x: hnp.sum(f(x)))(X)
+    np.testing.assert_allclose(g, 2 * X if want == "2x" else np.full_like(X, want), atol=1e-15)
