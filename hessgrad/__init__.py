@@ -12,19 +12,16 @@ from .engine.graph import Graph, get_default_graph, placeholder
 from .engine.registry import primitive, seal_builtins as _seal_builtins
 from .engine.tape import GradientTape
 from .engine.tensor import Tensor, Variable, is_tensor
-from .ops.core import (broadcast_to, cast, constant, convert_to_tensor, identity, ones_like,
-                       stop_gradient, zeros_like)
+from .ops.core import (constant, convert_to_tensor, identity, ones_like, stop_gradient,
+                       zeros_like)
 from .ops.elementwise import (absolute as abs, add, cos, divide, equal, exp, expm1, greater,
                               greater_equal, less, less_equal, log, log1p, logaddexp, maximum,
                               minimum, multiply, negative, not_equal, power, sigmoid, sign, sin,
                               softplus, sqrt, square, subtract, tanh, where)
 from .ops.linalg import einsum, matmul
-from .ops.reduction import logsumexp as reduce_logsumexp
-from .ops.reduction import max as reduce_max
-from .ops.reduction import mean as reduce_mean
-from .ops.reduction import min as reduce_min
-from .ops.reduction import sum as reduce_sum
-from .ops.shape import concatenate, expand_dims, reshape, squeeze, stack as _stack, transpose
+from .ops.shape import concatenate, expand_dims, squeeze
+from .tf_names import (broadcast_to, cast, concat, reduce_logsumexp, reduce_max, reduce_mean,
+                       reduce_min, reduce_sum, reshape, stack, transpose)
 from .second_order import hessian, hessian_vector_product, hessians, hvp, make_hvp
 from .ops.control_flow import TensorArray, cond, while_loop
 from .ops.higher_order import foldl, foldr, map_fn, scan
@@ -40,19 +37,6 @@ from . import scipy, testing  # noqa: E402,F401
 from . import problems  # noqa: E402,F401 - built-in objectives
 
 __version__ = "0.1.0"
-
-
-def concat(values, axis):
-    """Concatenate a list of tensors along ``axis`` (TensorFlow's name)."""
-    return concatenate(*values, axis=axis)
-
-
-def stack(*values, axis=0):
-    """Stack tensors along a new ``axis``: TensorFlow's ``stack([a, b])`` (one list) or
-    ``stack(a, b)``."""
-    if len(values) == 1 and isinstance(values[0], (list, tuple)):
-        values = tuple(values[0])
-    return _stack(*values, axis=axis)
 
 
 _set_plan_compiler(_compile_plan)  # hessgrad.function compiles traced graphs
