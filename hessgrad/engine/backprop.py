@@ -291,9 +291,15 @@ def _connected(records, sources, stop_ids):
 
 
 class _Parts(list):
-    """Gradient contributions to one tensor, not summed yet."""
+    """Gradient contributions to one tensor, not summed yet, and their bytes (None once one
+    of them is not an eager array: then they wait for the end)."""
 
-    __slots__ = ()
+    __slots__ = ("nbytes",)
+
+    def __init__(self, parts):
+        super().__init__(parts)
+        a, b = _nbytes(parts[0]), _nbytes(parts[1])
+        self.nbytes = None if a is None or b is None else a + b
 
 
 def _reached(targets, producer, stop_ids):
@@ -368,11 +374,18 @@ def _accumulate(grads, key, g, prev=None):
         grads[key] = _Parts((prev, g))
         return
     prev.append(g)
-    if len(prev) >= _EARLY_AGGREGATION_COUNT:
-        values = [c._value if isinstance(c, Tensor) else c for c in prev]
-        if all(isinstance(v, np.ndarray) for v in values) and \
-                sum(v.nbytes for v in values) >= EARLY_AGGREGATION_BYTES:
+    if prev.nbytes is not None:  # counted as they come: a sum over the list made it O(n^2)
+        b = _nbytes(g)
+        prev.nbytes = None if b is None else prev.nbytes + b
+        if prev.nbytes is not None and prev.nbytes >= EARLY_AGGREGATION_BYTES and \
+                len(prev) >= _EARLY_AGGREGATION_COUNT:
             grads[key] = bind(get("add_n"), tuple(prev), {})
+
+
+def _nbytes(g):
+    """The bytes of an eager gradient's array, or None (symbolic, or not an array)."""
+    v = g._value if isinstance(g, Tensor) else g
+    return v.nbytes if type(v) is np.ndarray else None
 
 
 def _aggregate(grads, t, method, keep):

@@ -63,7 +63,8 @@ from ..engine.graph import (CONST, PASS_THROUGH, UNFOLDABLE, WRITES_IN_PLACE, Pl
 from ..engine.nest import flatten, pack_as
 from ..engine.registry import primitive
 from ..engine.tensor import Tensor, Variable, is_differentiable_dtype, shape_of
-from .core import constant, convert_to_tensor, identity, reshape, stack, zeros, zeros_like
+from .core import constant, convert_to_tensor, identity, reshape, stack, unstack, zeros, \
+    zeros_like
 from .elementwise import add, greater, maximum, subtract
 from .shape import concatenate
 
@@ -1212,17 +1213,25 @@ class TensorArray:
     def scatter(self, indices, value, name=None):
         """The TensorArray with ``value[k]`` written at ``indices[k]``."""
         del name
+        value, shape = self._check_value(value, 1, "scatter")
         if self._graph is None:
             idx = np.asarray(indices.numpy() if isinstance(indices, Tensor) else indices)
-            value = convert_to_tensor(value, dtype=self._dtype)
+            idx = idx.reshape(-1)
             if value.shape[0] != idx.size:
                 raise ValueError(f"TensorArray.scatter: {idx.size} indices but value has "
                                  f"shape {value.shape}")
-            new = self
-            for k, i in enumerate(idx.reshape(-1)):
-                new = new.write(int(i), value[k])
-            return new
-        value, shape = self._check_value(value, 1, "scatter")
+            # One unstack op, not a slice per row: its gradient is one stack of the rows'
+            # gradients, where a slice per row made a full-size gradient each (O(rows^2)).
+            rows = unstack(value, axis=0) if idx.size else ()
+            items = list(self._items)
+            for i, row in zip(idx.tolist(), rows):
+                if i < 0 or (i >= len(items) and not self._dynamic):
+                    raise IndexError(f"TensorArray.scatter: index {i} is out of range for a "
+                                     f"TensorArray of size {len(items)}")
+                items.extend([None] * (i + 1 - len(items)))
+                items[i] = row
+            es = self._element_shape if self._element_shape is not None else shape
+            return self._copy(_items=items, _element_shape=es)
         return self._graph_write(convert_to_tensor(np.asarray(indices, dtype=np.int64)
                                                    if not isinstance(indices, Tensor)
                                                    else indices), value, shape, 1)

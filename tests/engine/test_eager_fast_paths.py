@@ -133,13 +133,21 @@ def test_missing_rule_off_the_path_to_the_sources_is_not_an_error():
     np.testing.assert_allclose(tape.gradient(y, x).numpy(), 2 * X)
 
 
-def test_early_aggregation_of_many_contributions(monkeypatch):
-    monkeypatch.setattr(backprop_module, "EARLY_AGGREGATION_BYTES", 1)
+@pytest.mark.parametrize("threshold, sums", [(1, 3), (2**40, 1)])
+def test_early_aggregation_of_many_contributions(monkeypatch, threshold, sums):
+    # 9 contributions to x's gradient: summed every 4 once past the byte threshold
+    # (4 + 4 + the last, 3 add_n), else once at the end
+    monkeypatch.setattr(backprop_module, "EARLY_AGGREGATION_BYTES", threshold)
+    bound = []
+    real_bind = backprop_module.bind
+    monkeypatch.setattr(backprop_module, "bind",
+                        lambda prim, *a: bound.append(prim.name) or real_bind(prim, *a))
     x = hg.constant(X)
     with hg.GradientTape() as tape:
         tape.watch(x)
         y = sum(hnp.sum(x * float(k)) for k in range(1, 10))
     np.testing.assert_allclose(tape.gradient(y, x).numpy(), np.full(5, 45.0))
+    assert bound.count("add_n") == sums
 
 
 def test_grad_of_nested_and_bare_arguments():

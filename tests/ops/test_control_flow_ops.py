@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import hessgrad as hg
+import hessgrad.numpy as hnp
 from hessgrad.engine.graph import Plan
 from hessgrad.ops import control_flow as cf
 from hessgrad.ops.control_flow import TensorArray, cond, while_loop
@@ -731,3 +732,25 @@ def test_graph_cond_returning_a_tensor_array(x):
         dynamic = TensorArray("float64", size=0, dynamic_size=True, element_shape=(2,))
         return cond(z[0] > 1.0, lambda: dynamic.write(2, z), lambda: dynamic.write(0, -z)).size()
     assert int(grown(x)) == (3 if x[0] > 1.0 else 1)
+
+
+def test_eager_unstack_and_scatter_are_one_op_each():
+    # one unstack op per scatter (its gradient one stack), not a slice per row, whose
+    # gradients were each full-size: an eager scan's backward was O(T^2)
+    x = hg.constant(np.arange(12.0).reshape(4, 3))
+    with hg.GradientTape() as tape:
+        tape.watch(x)
+        ta = hg.TensorArray(np.float64, size=6).unstack(x)
+        ta = ta.scatter([5, 4], x[:2] * 2.0)
+        y = hnp.sum(ta.read(1) * 3.0 + ta.read(5) + ta.read(4) * ta.read(4))
+    names = sorted(p.name for p in tape.recorded_primitives())
+    assert names.count("unstack") == 1 and "getitem" in names  # x[:2], and no row slices
+    assert len([r for r in tape._records if r[0].name == "unstack"]) == 2
+    want = np.zeros((4, 3))
+    want[1] = 3.0 + 8.0 * x.numpy()[1]
+    want[0] = 2.0
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), want)
+    with pytest.raises(IndexError, match=r"TensorArray.scatter: index 6 is out of range"):
+        hg.TensorArray(np.float64, size=6).scatter([6], x[:1])
+    with pytest.raises(ValueError, match="element shape"):
+        hg.TensorArray(np.float64, size=6, element_shape=(2,)).scatter([0], x[:1])
