@@ -1129,16 +1129,20 @@ class TensorArray:
         del name
         value, shape = self._check_value(value, 0, "write")
         if self._graph is None:
-            i = int(index)
-            items = list(self._items)
+            return self._eager_put([int(index)], [value], shape, "write")
+        return self._graph_write(index, value, shape, 0)
+
+    def _eager_put(self, indices, values, shape, what):
+        """The eager TensorArray with ``values`` at ``indices`` (one copy of the list)."""
+        items = list(self._items)
+        for i, value in zip(indices, values):
             if i < 0 or (i >= len(items) and not self._dynamic):
-                raise IndexError(f"TensorArray.write: index {i} is out of range for a "
+                raise IndexError(f"TensorArray.{what}: index {i} is out of range for a "
                                  f"TensorArray of size {len(items)}")
             items.extend([None] * (i + 1 - len(items)))
             items[i] = value
-            es = self._element_shape if self._element_shape is not None else shape
-            return self._copy(_items=items, _element_shape=es)
-        return self._graph_write(index, value, shape, 0)
+        es = self._element_shape if self._element_shape is not None else shape
+        return self._copy(_items=items, _element_shape=es)
 
     def _graph_write(self, index, value, shape, lead):
         new = self
@@ -1223,15 +1227,7 @@ class TensorArray:
             # One unstack op, not a slice per row: its gradient is one stack of the rows'
             # gradients, where a slice per row made a full-size gradient each (O(rows^2)).
             rows = unstack(value, axis=0) if idx.size else ()
-            items = list(self._items)
-            for i, row in zip(idx.tolist(), rows):
-                if i < 0 or (i >= len(items) and not self._dynamic):
-                    raise IndexError(f"TensorArray.scatter: index {i} is out of range for a "
-                                     f"TensorArray of size {len(items)}")
-                items.extend([None] * (i + 1 - len(items)))
-                items[i] = row
-            es = self._element_shape if self._element_shape is not None else shape
-            return self._copy(_items=items, _element_shape=es)
+            return self._eager_put(idx.tolist(), rows, shape, "scatter")
         return self._graph_write(convert_to_tensor(np.asarray(indices, dtype=np.int64)
                                                    if not isinstance(indices, Tensor)
                                                    else indices), value, shape, 1)
