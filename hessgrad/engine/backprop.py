@@ -210,7 +210,7 @@ def _add_gradient(grads, rec, k, a, gk):
     gv = gk._value if type(gk) is Tensor else gk
     av = a._value
     if not (type(gv) is np.ndarray and av is not None and gv.shape == av.shape and
-            gv.dtype == av.dtype):
+            (gv.dtype is av.dtype or gv.dtype == av.dtype)):
         gk = _fit_gradient(rec, k, a, gk)
     _accumulate(grads, id(a), gk)
 
@@ -342,15 +342,21 @@ def _fit_gradient(rec, k, a, g):
     that shape, and given ``a``'s floating dtype (a float32 input mixed with float64 data gets
     a float32 gradient, as in JAX)."""
     if rec[0].broadcasts:
-        a_shape, g_shape = a.shape, shape_of(g)
-        if a_shape != g_shape and a_shape is not None and g_shape is not None:
-            g = bind(get("sum_to"), (g,), {"shape": a_shape})
+        g = unbroadcast(g, a)
     _check_shape(rec, k, a, g)
     a_dtype, g_dtype = a.dtype, dtype_of(g)
     if a_dtype is not None and a_dtype != g_dtype and a_dtype.kind == "f" and \
             g_dtype.kind in "fc":
         g = bind(get("cast"), (g,), {"dtype": a_dtype})
     return g
+
+
+def unbroadcast(g, x):
+    """``g`` summed down to the shape of ``x`` (the VJP of implicit broadcasting)."""
+    xs, gs = shape_of(x), shape_of(g)
+    if xs == gs or xs is None or gs is None:
+        return g
+    return bind(get("sum_to"), (g,), {"shape": xs})
 
 
 def _check_shape(rec, k, a, g):

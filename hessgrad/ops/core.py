@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from ..engine.backprop import unbroadcast  # noqa: F401 - for the rules of the ops
 from ..engine.graph import get_default_graph
 from ..engine.registry import primitive
 from ..engine.tensor import Tensor, shape_of
@@ -86,14 +87,6 @@ sum_to = primitive("sum_to", _sum_to,
 broadcast_to = primitive("broadcast_to", _broadcast_to,
                          vjp=[lambda g, ans, x, shape: sum_to(g, shape=shape_of(x))],
                          linear=True)
-
-
-def unbroadcast(g, x):
-    """``g`` summed down to the shape of ``x`` (the VJP of implicit broadcasting)."""
-    xs, gs = shape_of(x), shape_of(g)
-    if xs == gs or xs is None or gs is None:
-        return g
-    return sum_to(g, shape=xs)
 
 
 def _add_n(*xs):

@@ -11,16 +11,14 @@ from . import core, elementwise as ew, indexing, linalg, shape
 # The operators bind their primitive directly: ``x * 1.01`` is one Python call, not three
 # (every eager op pays for each call layer). A list or tuple operand becomes an array (so
 # ``x - [1, 2]`` works as in numpy and rules see an array); lists holding tensors are stacked.
-_COMMON = (Tensor, float, int, np.ndarray)  # neither a list nor a tuple
+_COMMON = (Tensor, float, int, np.ndarray)  # the common operands: one test, no isinstance
 
 
 def _binary(op, swapped=False, arithmetic=True):
     prim = op.primitive
 
     def method(self, other):
-        if type(other) in _COMMON and not self._weak:  # one test for the common operand
-            return bind_eager(prim, other, self) if swapped else bind_eager(prim, self, other)
-        if isinstance(other, (list, tuple)):
+        if type(other) not in _COMMON and isinstance(other, (list, tuple)):
             other = shape.as_array(other, "operator")
         if self._weak:  # a traced Python scalar: see python_operator
             return python_operator(op, (other, self) if swapped else (self, other), arithmetic)
