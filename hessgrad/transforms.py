@@ -191,6 +191,21 @@ def _check_holomorphic(holomorphic, values, fname, what):
                             f"dtype, but got {dtype}")
 
 
+def _plain_value_and_grad(f, args, kwargs, i):
+    """``value_and_grad(f, i)(*args, **kwargs)`` where argument ``i`` is a float ndarray and
+    :func:`_is_plain` holds: the general path without its walks over argument structures."""
+    source = Tensor(np.array(args[i]))  # a copy, as constant() makes: f cannot change x
+    lifted = args[:i] + (source,) + args[i + 1:]
+    with GradientTape(watch_accessed_variables=False) as tape:
+        tape.watch(source)
+        value = f(*lifted, **kwargs)
+    _check_scalar(value, "grad")
+    if not isinstance(value, Tensor):
+        return _out(value, True), np.zeros_like(source._value)
+    g = tape._backprop([value], [None], [source], UnconnectedGradients.ZERO)[0]
+    return _out(value, True), owned(g._value)
+
+
 def value_and_grad(f, argnums=0, has_aux=False, holomorphic=False):
     """``f(*args) -> (value, gradient)`` of a scalar function, w.r.t. ``argnums``.
 
@@ -199,7 +214,15 @@ def value_and_grad(f, argnums=0, has_aux=False, holomorphic=False):
     >>> hg.value_and_grad(lambda x: hnp.sum(x ** 2))(np.array([1.0, 2.0]))
     (np.float64(5.0), array([2., 4.]))
     """
+    # the commonest call, grad(f)(x) with a float array x, takes a shorter path
+    fast = argnums if type(argnums) is int and argnums >= 0 and not has_aux and \
+        not holomorphic else None
+
     def value_and_grad_f(*args, **kwargs):
+        if fast is not None and fast < len(args):
+            x = args[fast]
+            if type(x) is np.ndarray and x.dtype.kind == "f" and _is_plain(args):
+                return _plain_value_and_grad(f, args, kwargs, fast)
         single, nums = _argnums(argnums, len(args), "grad")
         plain = _is_plain(args)
         lifted, sources = _lift(args, nums, "grad")

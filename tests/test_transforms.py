@@ -57,6 +57,35 @@ def test_numpy_results_are_writable_arrays_the_caller_owns():
         assert compiled(x).flags.writeable
 
 
+def test_short_path_of_grad_agrees_with_the_general_one():
+    # grad(f)(x) with a float array x and no tape or trace around takes a shorter path;
+    # argnums=(i,) takes the general one: the two must give the same values and types.
+    rng = np.random.default_rng(3)
+    cases = [
+        (rosenbrock, (rng.standard_normal(7),), {}),
+        (lambda x: hnp.sum(x), (rng.standard_normal(3).astype(np.float32),), {}),
+        (lambda x, s: s * hnp.sum(hnp.sin(x)), (np.array(0.4), 2.0), {}),
+        (lambda x, s=1.0: s * hnp.mean(x ** 2), (rng.standard_normal((2, 3)),), {"s": 3.0}),
+        (lambda x: 3.0, (np.ones(2),), {}),                        # not a tensor
+        (lambda x: hg.constant(2.5), (np.ones(2),), {}),           # not from x
+        (lambda x: hnp.sum(x[:0]), (np.ones(2),), {}),             # x read, no gradient path
+    ]
+    for f, args, kwargs in cases:
+        value, g = hg.value_and_grad(f)(*args, **kwargs)
+        value2, (g2,) = hg.value_and_grad(f, argnums=(0,))(*args, **kwargs)
+        assert type(value) is type(value2) and np.array_equal(value, value2)
+        assert type(g) is np.ndarray and g.dtype == args[0].dtype
+        assert np.array_equal(g, g2) and g.shape == args[0].shape
+    x = rng.standard_normal(4)
+    before = x.copy()
+    g = hg.grad(lambda x: hnp.sum(x))(x)
+    g += 1.0  # the caller's own array: neither x nor a view of it
+    assert np.array_equal(x, before)
+    # the second argument differentiated, and a tensor argument, stay correct
+    np.testing.assert_allclose(hg.grad(lambda a, b: hnp.sum(a * b), argnums=1)(x, 2 * x), x)
+    assert isinstance(hg.grad(lambda a, b: hnp.sum(a * b))(x, hg.constant(x)), hg.Tensor)
+
+
 def test_grad_errors():
     with pytest.raises(TypeError, match="scalar-output"):
         hg.grad(lambda x: x * 2.0)(np.ones(3))

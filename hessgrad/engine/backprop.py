@@ -131,7 +131,10 @@ def _reverse(targets, target_grads, sources, relevant, connected, stop_ids, aggr
     grads = {}
     for y, gy in zip(targets, target_grads):
         if id(y) in connected:
-            _accumulate(grads, id(y), _ones_like(y) if gy is None else gy)
+            if gy is None:  # a plain pass's gradients are arrays: the seed too
+                gy = _ones_like(y) if not plain else np.ones(y.shape, y.dtype) \
+                    if y._value.ndim else np.array(1, y.dtype)  # (the latter 5x faster)
+            _accumulate(grads, id(y), gy)
     source_ids = {id(s) for s in sources}
     for rec in reversed(relevant):
         prim, inputs, params, outputs, _ = rec

@@ -67,6 +67,11 @@ class GradientTape(Recorder):
     # --- watching --------------------------------------------------------------------------
     def watch(self, tensor):
         """Track a tensor (or a nested structure of them) for differentiation."""
+        if type(tensor) is Tensor and tensor._value is not None and not THREAD.state.graphs:
+            if tensor._value.dtype.kind in "fc":  # one eager tensor: nothing to substitute
+                self._tracked.setdefault(id(tensor), tensor)
+                self._watched.setdefault(id(tensor), tensor)
+            return
         for t in substituted([tensor] if isinstance(tensor, Tensor) else flatten(tensor)):
             if not isinstance(t, Tensor):
                 raise ValueError(f"GradientTape.watch: passed in {t!r}, which is not a Tensor "
