@@ -26,6 +26,7 @@ def r(*shape):
 ROWS = [
     ("sum_to", lambda x: core.sum_to(x, shape=(1, 3)), (r(4, 2, 3),)),
     ("sum_to-0d", lambda x: core.sum_to(x, shape=()), (r(2, 3),)),
+    ("sum_to-leading", lambda x: core.sum_to(x, shape=(3,)), (r(40, 3),)),
     ("broadcast_to", lambda x: core.broadcast_to(x, shape=(2, 4, 3)), (r(4, 1),)),
     ("add_n", lambda x, y, z: core.add_n(x, y, z), (r(3), r(3), r(3))),
     ("reshape", lambda x: core.reshape(x, shape=(3, -1)), (r(2, 6),)),
@@ -134,3 +135,25 @@ def test_cast_complex_to_real_keeps_the_real_part_without_a_warning():
     assert y.dtype == np.float32
     np.testing.assert_array_equal(y.numpy(), [1.0, 0.0])
     np.testing.assert_allclose(g, -np.sin(1.0))
+
+
+@pytest.mark.parametrize("shape, to", [((1000, 40), (40,)), ((7, 3, 4), (3, 4)),
+                                       ((7, 3, 4), (4,)), ((7, 3, 4), (1, 4)),
+                                       ((7, 3, 4), (3, 1)), ((4, 1), (1,)), ((5, 0), (0,)),
+                                       ((0, 3), (3,)), ((3, 2), (2,))])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.int64])
+def test_sum_to_matches_numpy_sums(shape, to, dtype):
+    # leading axes of float arrays are summed by a matrix-vector product: same numbers (to
+    # rounding), shapes and dtypes as numpy's sum, including empty arrays
+    x = (rng.standard_normal(shape) * 10).astype(dtype)
+    lead = x.ndim - len(to)
+    axes = tuple(range(lead)) + tuple(i + lead for i, d in enumerate(to)
+                                      if d == 1 and shape[i + lead] != 1)
+    expected = x.sum(axis=axes, keepdims=True).reshape(to)
+    got = core.sum_to(x, shape=to).numpy()
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    # both round differently: compare with the sum in higher precision, within the
+    # rounding bound of a sum (a few eps times the sum of magnitudes)
+    exact = x.astype(np.complex128).sum(axis=axes, keepdims=True).reshape(to)
+    eps = np.finfo(dtype).eps if x.dtype.kind in "fc" else 0.0
+    np.testing.assert_allclose(got, exact, rtol=0, atol=4 * eps * np.abs(x).sum())
