@@ -1,6 +1,7 @@
 """Tensor (an eager value or a symbolic graph output) and Variable (mutable, trainable state)."""
 
 import itertools
+import math
 
 import numpy as np
 
@@ -67,7 +68,7 @@ class Tensor:
         shape = self.shape
         if shape is None or None in shape:
             return None
-        return int(np.prod(shape, dtype=np.int64))
+        return int(math.prod(shape))
 
     @property
     def graph(self):

@@ -7,6 +7,7 @@ and follow numpy's signatures and semantics; bad axes or shapes raise errors nam
 function and the shapes.
 """
 
+import math
 import operator
 
 import numpy as np
@@ -110,7 +111,7 @@ def index_along(axis, ndim, part):
 
 
 def _prod(shape):
-    return int(np.prod(shape, dtype=np.int64))
+    return math.prod(map(int, shape))  # (np.prod costs microseconds per call)
 
 
 # --- reshaping -------------------------------------------------------------------------------
