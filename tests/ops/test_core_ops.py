@@ -157,3 +157,19 @@ def test_sum_to_matches_numpy_sums(shape, to, dtype):
     exact = x.astype(np.complex128).sum(axis=axes, keepdims=True).reshape(to)
     eps = np.finfo(dtype).eps if x.dtype.kind in "fc" else 0.0
     np.testing.assert_allclose(got, exact, rtol=0, atol=4 * eps * np.abs(x).sum())
+
+
+@pytest.mark.parametrize("shape", [(), (10,), (3, 4), (2, 3, 4), (0, 3)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex64, np.int64, np.float16])
+def test_mean_is_numpys_mean_bit_for_bit(shape, dtype):
+    # float arrays skip np.mean's Python wrapper: the same numbers, types and shapes
+    x = (rng.standard_normal(shape) * 5).astype(dtype)
+    axes = [None] + [0, -1] * (len(shape) >= 1) + [(0, -1)] * (len(shape) >= 2)
+    for axis in axes:
+        for keepdims in (False, True):
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # numpy's "mean of empty slice"
+                got = reduction.mean(x, axis=axis, keepdims=keepdims).numpy()
+                expected = np.mean(x, axis=axis, keepdims=keepdims)
+            assert np.shape(got) == np.shape(expected) and got.dtype == expected.dtype
+            assert np.array_equal(got, expected, equal_nan=True)
