@@ -13,14 +13,14 @@ from ..engine.tensor import Tensor
 from ..kernels import vecmath
 from .ir import known
 
-# Primitives that are numpy ufuncs applied as is (tanh: its vectorised stand-in): usable with
-# ``out=`` and always returning a fresh array for array inputs.
+# Primitives that are numpy ufuncs applied as is (tanh, logaddexp: their vectorised stand-ins):
+# usable with ``out=`` and always returning a fresh array for array inputs.
 UFUNCS = {
     "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.true_divide,
     "negative": np.negative, "exp": np.exp, "log": np.log, "log1p": np.log1p,
     "expm1": np.expm1, "sqrt": np.sqrt, "tanh": vecmath.tanh, "sin": np.sin, "cos": np.cos,
     "absolute": np.abs, "square": np.square, "maximum": np.maximum, "minimum": np.minimum,
-    "power": np.power, "reciprocal": np.reciprocal, "logaddexp": np.logaddexp,
+    "power": np.power, "reciprocal": np.reciprocal, "logaddexp": vecmath.logaddexp,
 }
 # Ops whose result never shares memory with an input (so an input can be recycled later).
 NO_ALIAS = set(UFUNCS) | {"fused", "accumulate", "sum", "mean", "matmul", "matmul_pair",

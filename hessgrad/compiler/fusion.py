@@ -48,10 +48,10 @@ ELEMENTWISE = {
 }
 
 
-# numpy runs these with SIMD loops (AVX2/AVX-512; tanh: hessgrad.kernels.vecmath) several
-# times faster than Numba's scalar libm calls, so a fused loop would lose what it saves in
-# memory traffic: they stay ufuncs (in place into a dead buffer where one exists) and split
-# the trees around them.
+# numpy (exp, log: SIMD loops on AVX2/AVX-512) and hessgrad.kernels.vecmath (tanh, sigmoid,
+# logaddexp on float64) run these several times faster than Numba's scalar libm calls, so a
+# fused loop would lose what it saves in memory traffic: they stay calls of their own (in
+# place into a dead buffer where one exists) and split the trees around them.
 PREFER_NUMPY = {"exp", "log", "tanh", "sigmoid", "logaddexp"}
 
 

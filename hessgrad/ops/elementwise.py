@@ -10,7 +10,6 @@ and on the numpy values of a first-order backward pass it is plain numpy.
 import math
 
 import numpy as np
-import scipy.special
 
 from ..engine.registry import primitive
 from ..engine.tensor import Tensor, dtype_of, shape_of
@@ -267,7 +266,8 @@ _EXPIT_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
 
 def _sigmoid(x):
     if isinstance(x, (np.ndarray, np.generic)) and x.dtype in _EXPIT_DTYPES:
-        return scipy.special.expit(x)  # the same two branches in one pass: ~2x faster
+        # vectorised for large float64 arrays, else scipy's expit (one pass: ~2x faster)
+        return vecmath.sigmoid(x)
     e = np.exp(-np.abs(x))  # never overflows
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
@@ -300,7 +300,8 @@ def _logaddexp_prim(name, forward, scale):
              lambda t, a, x, y: t * _logaddexp_weight(scale, y, x)])
 
 
-logaddexp = _logaddexp_prim("logaddexp", np.logaddexp, 1.0)
+# numpy.logaddexp, vectorised for large float64 arrays (and one array with a float)
+logaddexp = _logaddexp_prim("logaddexp", vecmath.logaddexp, 1.0)
 logaddexp2 = _logaddexp_prim("logaddexp2", np.logaddexp2, math.log(2.0))
 
 

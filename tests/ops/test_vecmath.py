@@ -262,3 +262,51 @@ def test_used_by_hessgrad_tanh_in_every_mode():
     hv = hg.hvp(lambda x: hnp.sum(hnp.tanh(x)))(x, np.ones_like(x))
     t = np.tanh(x)
     np.testing.assert_allclose(hv, -2.0 * t * (1.0 - t * t), rtol=1e-13, atol=1e-15)
+
+
+def test_used_by_hessgrad_sigmoid_in_every_mode():
+    x = np.random.default_rng(9).standard_normal(1000) * 5
+    s = scipy.special.expit(x)
+    assert np.array_equal(hg.sigmoid(x).numpy(), vecmath.sigmoid(x))
+    assert hg.sigmoid(x.astype(np.float32)).dtype == np.float32
+    f = lambda x: hnp.sum(hg.sigmoid(x))  # noqa: E731
+    for grad in (hg.grad(f)(x), hg.function(hg.grad(f))(x)):
+        np.testing.assert_allclose(grad, s * (1.0 - s), rtol=1e-13, atol=1e-15)  # 1 - s
+    v = np.random.default_rng(10).standard_normal(1000)
+    for mode in ("fwd-rev", "rev-rev", "rev-fwd"):
+        hv = hg.hvp(f, mode=mode)(x, v)
+        np.testing.assert_allclose(hv, s * (1.0 - s) * (1.0 - 2.0 * s) * v, rtol=1e-12,
+                                   atol=1e-15)
+    np.testing.assert_allclose(hg.function(f)(x), s.sum(), rtol=1e-14)
+
+
+def test_used_by_hessgrad_logaddexp_in_every_mode():
+    rng = np.random.default_rng(11)
+    a, b, v = rng.standard_normal((3, 1000)) * 4
+    assert np.array_equal(hnp.logaddexp(a, b), vecmath.logaddexp(a, b))
+    assert np.array_equal(hnp.logaddexp(0.0, b), vecmath.logaddexp(0.0, b))
+    assert np.array_equal(hg.softplus(b).numpy(), vecmath.logaddexp(0.0, b))
+    with pytest.raises(ValueError, match=r"logaddexp: .*shape \(1000,\).*shape \(3,\)"):
+        hnp.logaddexp(a, b[:3])
+    sa, sb = scipy.special.expit(a - b), scipy.special.expit(b - a)  # the partials
+    f = lambda a, b: hnp.sum(hnp.logaddexp(a, b))  # noqa: E731
+    np.testing.assert_allclose(hg.function(f)(a, b), np.logaddexp(a, b).sum(), rtol=1e-14)
+    # compiled, into the buffer of a dead intermediate (out=), with two arrays and a float
+    h = hg.function(lambda a, b: (hnp.logaddexp(a * 2.0, b * 3.0), hnp.logaddexp(0.0, a * b)))
+    for got, want in zip(h(a, b), (vecmath.logaddexp(a * 2.0, b * 3.0),
+                                   vecmath.logaddexp(0.0, a * b))):
+        assert np.array_equal(got, want)
+    g = hg.grad(f, argnums=(0, 1))
+    for ga, gb in (g(a, b), hg.function(g)(a, b)):
+        np.testing.assert_allclose(ga, sa, rtol=1e-13, atol=1e-300)
+        np.testing.assert_allclose(gb, sb, rtol=1e-13, atol=1e-300)
+    # softplus: d2/dz2 logaddexp(0, z) = s (1 - s), s = sigmoid(z)
+    s = scipy.special.expit(b)
+    softplus = lambda z: hnp.sum(hnp.logaddexp(0.0, z))  # noqa: E731
+    for mode in ("fwd-rev", "rev-rev", "rev-fwd"):
+        np.testing.assert_allclose(hg.hvp(softplus, mode=mode)(b, v), s * (1.0 - s) * v,
+                                   rtol=1e-12, atol=1e-15)
+    logistic = lambda w: hnp.mean(hnp.logaddexp(0.0, -b * w))  # noqa: E731
+    want = -b * scipy.special.expit(-b * a) / b.size
+    for grad in (hg.grad(logistic)(a), hg.function(hg.grad(logistic))(a)):
+        np.testing.assert_allclose(grad, want, rtol=1e-13, atol=1e-300)
