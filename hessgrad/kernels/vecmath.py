@@ -397,7 +397,7 @@ def sigmoid(x, out=None):
 
 def logaddexp(x, y, out=None):
     """``numpy.logaddexp(x, y[, out])``, vectorised for two large C-contiguous float64 arrays
-    of the same shape, or one and a float or 0-d float64 array (either way round).
+    of the same shape, or one and a Python number or 0-d float64 array (either way round).
 
     >>> import numpy as np
     >>> z = np.linspace(-40.0, 40.0, 101)
@@ -407,8 +407,8 @@ def logaddexp(x, y, out=None):
     array, other = (x, y) if type(x) is np.ndarray and x.ndim else (y, x)
     kernels = _kernels_for(array)
     if kernels is not None:
-        if isinstance(other, float) or (type(other) is np.ndarray and other.ndim == 0
-                                        and other.dtype == _F64):
+        if isinstance(other, float) or type(other) is int and abs(other) <= 2**53 or \
+                type(other) is np.ndarray and other.ndim == 0 and other.dtype == _F64:
             # logaddexp is symmetric (but for which NaN operand's sign a NaN result has)
             if out is None or out is array:
                 if out is None:

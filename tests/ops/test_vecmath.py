@@ -209,7 +209,7 @@ def test_logaddexp_fallbacks():
     rng = np.random.default_rng(6)
     a, b = rng.standard_normal((2, 50, 40)) * 3
     cases = [(a, b[0]), (a[:1], b), (a, b[:, :1]),  # broadcasting between arrays
-             (0.5, -0.25), (0, a), (a, np.float32(0.5)), (np.array(0.5, np.float32), a),
+             (0.5, -0.25), (a, np.float32(0.5)), (np.array(0.5, np.float32), a),
              (a, np.array([0.5])), (a.astype(np.float32), 0.5), (a[:, ::2], 0.5),
              (a[:2, :3], 0.5), (a, b.astype(np.float32)), (a, [[0.5] * 40] * 50)]
     for x, y in cases:
@@ -239,6 +239,9 @@ def test_logaddexp_scalar_operand_either_way_round(s):
     # the scalar entry point is the array one's arithmetic
     assert np.array_equal(vecmath.logaddexp(z, s), vecmath.logaddexp(z, np.full_like(z, s)),
                           equal_nan=True)
+    if s == int(s) if np.isfinite(s) else False:  # a Python int operand takes it too
+        assert np.array_equal(vecmath.logaddexp(int(s), z), vecmath.logaddexp(z, s),
+                              equal_nan=True)
 
 
 def test_disabled_by_environment(monkeypatch):
