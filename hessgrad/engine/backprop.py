@@ -131,9 +131,8 @@ def _reverse(targets, target_grads, sources, relevant, connected, stop_ids, aggr
     grads = {}
     for y, gy in zip(targets, target_grads):
         if id(y) in connected:
-            if gy is None:  # a plain pass's gradients are arrays: the seed too
-                gy = _ones_like(y) if not plain else np.ones(y.shape, y.dtype) \
-                    if y._value.ndim else np.array(1, y.dtype)  # (the latter 5x faster)
+            if gy is None:
+                gy = _plain_ones(y) if plain else _ones_like(y)
             _accumulate(grads, id(y), gy)
     source_ids = {id(s) for s in sources}
     for rec in reversed(relevant):
@@ -423,3 +422,10 @@ def _sum(contributions, method):
 
 def _ones_like(t):
     return bind(get("ones_like"), (t,), {})
+
+
+def _plain_ones(t):
+    """The seed of a plain pass, whose gradients are arrays; for the usual 0-d target
+    ``np.array(1.0)``, five times faster than ``np.ones``."""
+    v = t._value
+    return np.array(1, v.dtype) if v.ndim == 0 else np.ones(v.shape, v.dtype)
