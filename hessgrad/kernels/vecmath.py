@@ -361,6 +361,18 @@ def _kernels_for(x):
     return None
 
 
+def _unary(name, fallback, x, out):
+    """The compiled loop ``name`` applied to ``x`` (into ``out`` if that is ``x``) where it
+    takes ``x``, else ``fallback(x[, out=out])``."""
+    kernels = _kernels_for(x)
+    if kernels is not None and (out is None or out is x):
+        if out is None:
+            out = np.empty(x.shape)
+        getattr(kernels, name)(x, out, x.size)
+        return out
+    return fallback(x) if out is None else fallback(x, out=out)
+
+
 def tanh(x, out=None):
     """``numpy.tanh(x[, out])``, vectorised for large C-contiguous float64 arrays.
 
@@ -369,13 +381,7 @@ def tanh(x, out=None):
     >>> bool(np.allclose(tanh(x), np.tanh(x), rtol=1e-15, atol=0))
     True
     """
-    kernels = _kernels_for(x)
-    if kernels is not None and (out is None or out is x):
-        if out is None:
-            out = np.empty(x.shape)
-        kernels.tanh(x, out, x.size)
-        return out
-    return np.tanh(x) if out is None else np.tanh(x, out=out)
+    return _unary("tanh", np.tanh, x, out)
 
 
 def sigmoid(x, out=None):
@@ -386,13 +392,7 @@ def sigmoid(x, out=None):
     >>> bool(np.allclose(sigmoid(x), scipy.special.expit(x), rtol=1e-15, atol=0))
     True
     """
-    kernels = _kernels_for(x)
-    if kernels is not None and (out is None or out is x):
-        if out is None:
-            out = np.empty(x.shape)
-        kernels.sigmoid(x, out, x.size)
-        return out
-    return scipy.special.expit(x) if out is None else scipy.special.expit(x, out=out)
+    return _unary("sigmoid", scipy.special.expit, x, out)
 
 
 def logaddexp(x, y, out=None):
