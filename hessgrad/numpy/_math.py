@@ -7,6 +7,7 @@ masked, partly uninitialised result cannot be differentiated: use ``hessgrad.num
 Broadcasting and dtype promotion are numpy's own: the primitives run numpy on the values.
 """
 
+import functools as _functools
 import inspect as _inspect
 
 import numpy as _np
@@ -63,21 +64,12 @@ def _ufunc(name, op, nin, summary, example):
     prim = getattr(op, "primitive", None)
     boolean = prim is not None and prim.nondiff
     # The common call, inputs and no option, binds the primitive itself (a call layer less).
-    if prim is not None and nin == 1:
-        def ufunc(*args, **options):
-            if not options and len(args) == 1:
-                return _bind_eager(prim, args[0])
-            return with_options(*args, **options)
-    elif prim is not None and nin == 2:
-        def ufunc(*args, **options):
-            if not options and len(args) == 2:
-                return _bind_eager(prim, args[0], args[1])
-            return with_options(*args, **options)
-    else:
-        def ufunc(*args, **options):
-            if not options and len(args) == nin:
-                return op(*args)
-            return with_options(*args, **options)
+    common = _functools.partial(_bind_eager, prim) if prim is not None and nin <= 2 else op
+
+    def ufunc(*args, **options):
+        if not options and len(args) == nin:
+            return common(*args)
+        return with_options(*args, **options)
 
     def with_options(*args, out=None, where=True, casting="same_kind", order="K", dtype=None,
                      subok=True, signature=None, **unknown):
