@@ -7,6 +7,8 @@ forward-over-reverse Hessian-vector product). ``name`` is accepted and ignored, 
 TensorFlow does.
 """
 
+import numpy as np
+
 from .ops import core, elementwise, reduction, shape
 
 
@@ -42,7 +44,7 @@ def transpose(a, perm=None, conjugate=False, name=None, *, axes=None):
 
 def _reduce(prim):
     def reduce(input_tensor, axis=None, keepdims=False, name=None):
-        if axis is not None and not isinstance(axis, int):
+        if axis is not None and not isinstance(axis, (int, np.integer)):
             axis = tuple(axis)
         return prim(input_tensor, axis=axis, keepdims=keepdims)
     reduce.__name__ = reduce.__qualname__ = f"reduce_{prim.__name__}"

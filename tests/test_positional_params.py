@@ -51,6 +51,8 @@ def test_every_hvp_mode_agrees_with_reverse_over_reverse(name):
 def test_tensorflow_signatures_and_name_are_accepted():
     x = hg.constant(X)
     assert hg.reduce_sum(x, axis=1, keepdims=True, name="s").shape == (2, 1)
+    # numpy integer axes, as numpy's own functions return them
+    np.testing.assert_array_equal(hg.reduce_sum(x, np.int64(1)).numpy(), x.numpy().sum(1))
     assert hg.transpose(x + 1j, conjugate=True).numpy()[0, 1] == X[1, 0] - 1j
     assert hg.reshape(x, [3, -1], name="r").shape == (3, 2)
     assert hg.cast(x, np.float32).dtype == np.float32
