@@ -16,10 +16,12 @@ from .engine.state import THREAD
 from .engine.nest import flatten, is_nested, pack_as, structure_key
 from .engine.tape import GradientTape
 from .engine.tensor import ConcretizationError, Tensor, shape_of, shapes_compatible
-from .ops.core import constant, reshape, stack, stop_gradient
+from .ops.core import constant, reshape, stop_gradient
 from .ops.reduction import sum as reduce_sum
+from .ops.shape import transpose
 from .transforms import NonScalarOutput, _argnums, _check_holomorphic, _check_like, \
     _check_scalar, _fill, _group, _is_plain, _lift, _out, _present, _split_aux, jacfwd, jacrev
+from .vmap import broadcast_rows, map_rows
 
 MODES = ("auto", "fwd-rev", "rev-rev", "rev-fwd")
 
@@ -556,23 +558,24 @@ class _LeafHessian:
 
 
 def _hessian_tensors(f, args, kwargs, nums, single, shapes, sizes):
-    """Differentiable Hessian (tensor inputs): stacked HVP columns, so it can nest."""
+    """Differentiable Hessian (tensor inputs, or inside a trace): per argument ``j``, the HVPs
+    of all its basis vectors as one batch (one HVP traced and replayed on them, as JAX's
+    ``vmap`` of ``jvp`` of ``grad`` does), so it can nest and a trace stays one HVP big."""
     product = hvp(f, nums[0] if single else nums)
     blocks = [[None] * len(shapes) for _ in shapes]
     for j, n_j in enumerate(sizes):
-        cols = []
-        for c in range(n_j):
-            e = [np.zeros(s) for s in shapes]
-            e[j].reshape(-1)[c] = 1
-            col = product(*args, e[0] if single else tuple(e), **kwargs)
-            cols.append([col] if single else list(col))
+        def columns(e, j=j):
+            v = [reshape(e, shape=s) if k == j else np.zeros(s) for k, s in enumerate(shapes)]
+            out = product(*args, v[0] if single else tuple(v), **kwargs)
+            return [out] if single else list(out)
+        values, batched = map_rows(columns, np.eye(n_j))
         for i in range(len(shapes)):
-            if not cols:  # an empty argument j: no column to stack, the block is empty
+            if not n_j:  # an empty argument j: no column, the block is empty
                 dtype = np.dtype(getattr(args[nums[i]], "dtype", np.float64))
                 blocks[i][j] = constant(np.zeros(shapes[i] + shapes[j], dtype))
                 continue
-            stacked = stack(*[reshape(c[i], shape=(sizes[i],)) for c in cols], axis=1)
-            blocks[i][j] = reshape(stacked, shape=shapes[i] + shapes[j])
+            cols = reshape(broadcast_rows(values[i], batched[i], n_j), shape=(n_j, sizes[i]))
+            blocks[i][j] = reshape(transpose(cols), shape=shapes[i] + shapes[j])
     if single:
         return blocks[0][0]
     return tuple(tuple(row) for row in blocks)

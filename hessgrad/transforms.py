@@ -15,7 +15,9 @@ from .engine.nest import flatten, pack_as
 from .engine.state import THREAD
 from .engine.tape import GradientTape
 from .engine.tensor import Tensor, owned, shape_of
-from .ops.core import constant, convert_to_tensor, identity, reshape, stack
+from .ops.core import constant, convert_to_tensor, identity, reshape
+from .ops.shape import transpose
+from .vmap import broadcast_rows, map_rows
 
 
 def _argnums(argnums, nargs, fname):
@@ -344,7 +346,9 @@ def linearize(f, *primals, has_aux=False):
 
 
 def jacrev(f, argnums=0, has_aux=False, holomorphic=False):
-    """Jacobian by reverse mode, one VJP per output element: shape ``out.shape + in.shape``.
+    """Jacobian by reverse mode: shape ``out.shape + in.shape``, one VJP per output element,
+    run as one batch (the backward pass traced once and replayed on all the one-hot
+    cotangents, as JAX's ``vmap`` of ``vjp``; see :meth:`GradientTape.jacobian`).
 
     As in JAX, a structured output (tuple, list, dict) gives the same structure of Jacobians,
     each grouped like the differentiated arguments; with ``has_aux``, ``f`` returns
@@ -380,7 +384,10 @@ jacobian = jacrev
 
 
 def jacfwd(f, argnums=0, has_aux=False, holomorphic=False):
-    """Jacobian by forward mode, one JVP per input element: shape ``out.shape + in.shape``.
+    """Jacobian by forward mode: shape ``out.shape + in.shape``, one JVP per input element,
+    run as one batch (``f`` with its tangents traced once and replayed on all the basis
+    vectors, as JAX's ``vmap`` of ``jvp``; one at a time for fewer than
+    ``hessgrad.vmap.VECTORIZE_MIN``, or when ``f`` cannot be traced or replayed).
 
     Structured outputs, ``has_aux`` and ``holomorphic`` as in :func:`jacrev`.
     """
@@ -395,34 +402,32 @@ def jacfwd(f, argnums=0, has_aux=False, holomorphic=False):
                     raise TypeError(f"jacfwd of complex inputs requires holomorphic=True (as "
                                     f"in JAX), but got {s.dtype} for argument {i}; for other "
                                     f"functions of complex inputs use jacrev, jvp or vjp")
-        columns = []   # per source, per input element: the output leaves' tangents
-        out = aux = None
-        for s in sources:
-            cols = []
-            for j in range(max(s.size, 0)):
-                e = np.zeros(s.size, dtype=s.dtype)
-                e[j] = 1
-                tangents = [constant(e.reshape(s.shape)) if t is s else
-                            constant(np.zeros(t.shape, t.dtype)) for t in sources]
-                with ForwardAccumulator(sources, tangents) as acc:
-                    out, aux = _split_aux(f(*lifted, **kwargs), has_aux, "jacfwd")
-                    out_leaves = [convert_to_tensor(y) for y in _present(out)]
-                cols.append([acc.jvp(y, unconnected_gradients="zero") for y in out_leaves])
-            columns.append(cols)
-        if out is None:  # no input elements: f runs once, for the output's structure
-            out, aux = _split_aux(f(*lifted, **kwargs), has_aux, "jacfwd")
+        out, aux = _split_aux(f(*lifted, **kwargs), has_aux, "jacfwd")
         _check_holomorphic(holomorphic, _present(out), "jacfwd", "outputs")
-        jacs = []
-        for k, y in enumerate(_present(out)):
-            y_shape = tuple(shape_of(y))
-            per_source = []
-            for s, cols in zip(sources, columns):
-                if cols:
-                    j = stack(*[c[k] for c in cols], axis=-1)
-                else:
+        shapes = [tuple(shape_of(convert_to_tensor(y))) for y in _present(out)]
+        jacs = [[] for _ in shapes]  # per output leaf, per source
+        for s in sources:
+            # One JVP per element of s, as one batch: a basis vector per row (JAX's vmap of jvp).
+            def tangent_outputs(e, s=s):
+                # (the trace's own copies of the sources, which its accumulator watches)
+                inner, inner_sources = _lift(lifted, nums, "jacfwd")
+                tangents = [reshape(e, shape=s.shape) if t is s else
+                            constant(np.zeros(t.shape, t.dtype)) for t in sources]
+                with ForwardAccumulator(inner_sources, tangents) as acc:
+                    y, _ = _split_aux(f(*inner, **kwargs), has_aux, "jacfwd")
+                    leaves = [convert_to_tensor(leaf) for leaf in _present(y)]
+                return [acc.jvp(leaf, unconnected_gradients="zero") for leaf in leaves]
+            n = max(s.size, 0)
+            if n:
+                values, batched = map_rows(tangent_outputs, np.eye(n, dtype=s.dtype))
+            for k, y_shape in enumerate(shapes):
+                if not n:
                     j = constant(np.zeros(y_shape + (0,)))
-                per_source.append(reshape(j, shape=y_shape + tuple(s.shape)))
-            jacs.append(_group(args, nums, per_source, single))
+                else:  # (n,) + y_shape, the input axis last
+                    j = transpose(broadcast_rows(values[k], batched[k], n),
+                                  axes=tuple(range(1, len(y_shape) + 1)) + (0,))
+                jacs[k].append(reshape(j, shape=y_shape + tuple(s.shape)))
+        jacs = [_group(args, nums, per_source, single) for per_source in jacs]
         result = _out(_fill(out, jacs), plain)
         return (result, _out(aux, plain)) if has_aux else result
     return jac_f

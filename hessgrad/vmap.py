@@ -23,6 +23,7 @@ import functools
 
 import numpy as np
 
+from .engine import tape as _tape
 from .engine.dispatch import bind
 from .engine.function import ConcreteFunction, signature_key
 from .engine.graph import CONST, PLACEHOLDER, Graph
@@ -31,7 +32,7 @@ from .engine.state import THREAD
 from .engine.tensor import ConcretizationError, Tensor, Variable, owned
 from .ops.batching_ops import apply_batched
 from .ops.core import broadcast_to, constant, stack, unstack
-from .ops.shape import transpose
+from .ops.shape import concatenate, transpose
 
 # Nodes that cannot be replayed on batched operands: their params hold blocks traced in the
 # per-example graph, or closures over its tensors.
@@ -414,55 +415,140 @@ class _SetAside:
         self.state.recorders, self.state.limit, self.state.plain_values = self.saved
 
 
+class _Trace:
+    """``fun`` traced once on per-example placeholders for the mapped leaves of ``call``: the
+    nodes its outputs need and which of them depend on the mapped leaves.
+
+    Raises:
+        ConcretizationError: ``fun`` needs concrete values (Python control flow on them).
+    """
+
+    def __init__(self, fun, call):
+        self.graph = graph = _TraceGraph()
+        with _SetAside(), graph.as_default():
+            self.inputs = [leaf if axis is None else
+                           graph.placeholder(_dtype(leaf),
+                                             _shape(leaf)[:axis] + _shape(leaf)[axis + 1:],
+                                             name="example")
+                           for leaf, axis in zip(call.leaves, call.axes)]
+            args, kwargs = call.per_example(self.inputs)
+            self.out = fun(*args, **kwargs)
+        self.flat = flatten(self.out)
+        self.nodes = _needed(graph, self.flat)
+        self.dependent = _dependent(self.nodes, self.inputs, call.mapped)
+        # Ops whose nodes hold traced blocks or closures cannot take batched operands.
+        self.replayable = not any(n.prim.name in _OPAQUE or n.prim.name.startswith("tensor_array")
+                                  for n in self.nodes)
+
+    def batched_flags(self):
+        return [id(y) in self.dependent for y in self.flat]
+
+    def largest(self):
+        """Elements in the largest value that depends on the mapped leaves, per member."""
+        sizes = [int(np.prod(o.shape, dtype=np.int64)) for n in self.nodes
+                 if id(n.outputs[0]) in self.dependent for o in n.outputs
+                 if o.shape is not None and None not in o.shape]
+        return max(sizes, default=1)
+
+    def replay(self, moved, mapped, k):
+        """``(flat outputs, batched flags)``: the nodes bound again, batched ops (a leading
+        axis of length ``k``) where an input depends on the mapped leaves ``moved``."""
+        graph = self.graph
+        env = {id(p): (m, True) for p, m, is_mapped in zip(self.inputs, moved, mapped)
+               if is_mapped}
+        env.update((id(p), (outer, False)) for outer, p in graph.captures.values())
+        for node in self.nodes:
+            if node.prim is PLACEHOLDER:
+                continue
+            if node.prim is CONST:
+                env[id(node.outputs[0])] = (node.params["value"], False)
+                continue
+            args, flags = [], []
+            for a in node.inputs:
+                value, flag = env[id(a)] if _inside(a, graph) else (a, False)
+                args.append(value)
+                flags.append(flag)
+            if any(flags):
+                outs = apply_batched(node.prim, args, flags, node.params, k)
+            else:
+                outs = bind(node.prim, tuple(args), node.params)
+                outs = outs if node.prim.multiple_results else (outs,)
+            batched = any(flags)
+            for o, v in zip(node.outputs, outs):
+                env[id(o)] = (v, batched)
+        values, flags = [], []
+        for y in self.flat:
+            value, flag = env[id(y)] if _inside(y, graph) else (y, False)
+            values.append(value)
+            flags.append(flag)
+        return values, flags
+
+
 def _replay(fun, call):
     """``(structure, flat outputs, batched flags)``, built from differentiable ops."""
     moved = [None if axis is None else _move_to_front(leaf, axis)
              for leaf, axis in zip(call.leaves, call.axes)]
-    graph = _TraceGraph()
     try:
-        with _SetAside(), graph.as_default():
-            inputs = [leaf if axis is None else
-                      graph.placeholder(_dtype(leaf), _shape(leaf)[:axis] + _shape(leaf)[axis + 1:],
-                                        name="example")
-                      for leaf, axis in zip(call.leaves, call.axes)]
-            args, kwargs = call.per_example(inputs)
-            out = fun(*args, **kwargs)
+        trace = _Trace(fun, call)
     except ConcretizationError:  # Python control flow on values: per member, eagerly
         return _per_member(fun, call, moved, None)
-    flat = flatten(out)
-    nodes = _needed(graph, flat)
-    dependent = _dependent(nodes, inputs, call.mapped)
-    if any(n.prim.name in _OPAQUE or n.prim.name.startswith("tensor_array") for n in nodes):
-        return _per_member(fun, call, moved, [id(y) in dependent for y in flat])
+    if not trace.replayable:
+        return _per_member(fun, call, moved, trace.batched_flags())
     if not call.k:
-        return out, *_replay_empty(graph, nodes, dependent, flat)
-    env = {id(p): (m, True) for p, m, mapped in zip(inputs, moved, call.mapped) if mapped}
-    env.update((id(p), (outer, False)) for outer, p in graph.captures.values())
-    for node in nodes:
-        if node.prim is PLACEHOLDER:
-            continue
-        if node.prim is CONST:
-            env[id(node.outputs[0])] = (node.params["value"], False)
-            continue
-        args, flags = [], []
-        for a in node.inputs:
-            value, flag = env[id(a)] if _inside(a, graph) else (a, False)
-            args.append(value)
-            flags.append(flag)
-        if any(flags):
-            outs = apply_batched(node.prim, args, flags, node.params, call.k)
-        else:
-            outs = bind(node.prim, tuple(args), node.params)
-            outs = outs if node.prim.multiple_results else (outs,)
-        batched = any(flags)
-        for o, v in zip(node.outputs, outs):
-            env[id(o)] = (v, batched)
-    values, flags = [], []
-    for y in flat:
-        value, flag = env[id(y)] if _inside(y, graph) else (y, False)
-        values.append(value)
-        flags.append(flag)
-    return out, values, flags
+        return trace.out, *_replay_empty(trace.graph, trace.nodes, trace.dependent, trace.flat)
+    return trace.out, *trace.replay(moved, call.mapped, call.k)
+
+
+# What the batched values of one chunk of map_rows may take.
+ROWS_BATCH_BYTES = 16 * 2**20
+# Fewer rows than this run one by one: tracing and replaying costs about ten calls of fun.
+VECTORIZE_MIN = 8
+
+
+def map_rows(fun, rows, vectorize=True):
+    """``fun`` applied to every row of ``rows`` (an array), as ``vmap`` would: ``fun`` maps one
+    row to a flat list of tensors (or None). Returns ``(values, batched)``: per output, the
+    outputs of all rows stacked along a new leading axis where ``batched``, else (an output
+    that does not depend on the row) its one value; None stays None.
+
+    With ``vectorize`` and at least ``VECTORIZE_MIN`` rows, ``fun`` is traced once and its
+    trace replayed with batched ops (vmap's replay) on chunks of rows sized to keep each
+    chunk's batched values within ``ROWS_BATCH_BYTES``: nothing is compiled, which suits maps
+    run once, such as the rows of a Jacobian. Otherwise, or when ``fun`` cannot be traced or
+    replayed, ``fun`` runs once per row. Either way the results are tensors that can be
+    differentiated (under a tape, an accumulator or in a trace) like any others.
+    """
+    call = _Call(0, None, (rows,), {})
+    k = call.k
+    trace = None
+    if vectorize and k >= VECTORIZE_MIN:
+        try:
+            trace = _Trace(fun, call)
+        except ConcretizationError:
+            pass
+    if trace is None or not trace.replayable:
+        if not k:  # nothing to run fun on: no outputs
+            return [], []
+        _, values, batched = _per_member(fun, call, [rows],
+                                         None if trace is None else trace.batched_flags())
+        return values, batched
+    itemsize = max(np.dtype(_dtype(rows)).itemsize, 8)
+    chunk = max(1, ROWS_BATCH_BYTES // (itemsize * trace.largest()))
+    pieces = [trace.replay([rows[start:start + chunk]], [True], min(chunk, k - start))
+              for start in range(0, k, chunk)]
+    values, batched = pieces[0]
+    if len(pieces) > 1:
+        values = [concatenate(*[p[0][i] for p in pieces], axis=0) if b else v
+                  for i, (v, b) in enumerate(zip(values, batched))]
+    return values, batched
+
+
+_tape.MAP_ROWS = map_rows  # GradientTape.jacobian's rows
+
+
+def broadcast_rows(value, batched, k):
+    """A value of :func:`map_rows` with its leading axis of ``k`` rows (None stays None)."""
+    return value if value is None or batched else _broadcast(value, k)
 
 
 def _inside(t, graph):

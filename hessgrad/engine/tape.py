@@ -1,5 +1,7 @@
 """GradientTape: records eager (or traced) ops that touch watched tensors; differentiates them."""
 
+import numpy as np
+
 from .backprop import UnconnectedGradients, backprop, check_seeds, check_unconnected, \
     unconnected_gradient
 from .dispatch import READ, bind
@@ -7,7 +9,7 @@ from .graph import substituted
 from .nest import flatten, pack_as
 from .registry import get
 from .state import THREAD, Recorder, paused_from
-from .tensor import Tensor, Variable, is_differentiable_dtype
+from .tensor import Tensor, Variable, is_differentiable_dtype, shape_of
 
 
 class GradientTape(Recorder):
@@ -215,49 +217,43 @@ class GradientTape(Recorder):
                  parallel_iterations=None, experimental_use_pfor=True):
         """Jacobian of ``target`` w.r.t. each source: shape ``target.shape + source.shape``.
 
-        Computed one row (one VJP) per element of ``target``.
+        One VJP per element of ``target``. With ``experimental_use_pfor`` (the default, as in
+        TensorFlow) they run as one batch: the backward pass is traced once and replayed on
+        the batch of one-hot cotangents (as TensorFlow's pfor and JAX's ``vmap`` of ``vjp``
+        do; see :func:`hessgrad.vmap.map_rows`); otherwise one at a time, in order.
         """
-        del parallel_iterations, experimental_use_pfor  # one row at a time, in order
+        del parallel_iterations
         unconnected = check_unconnected(unconnected_gradients)
         if self._used and not self._persistent:
             raise RuntimeError("A non-persistent GradientTape can only be used to compute one "
                                "set of gradients (or jacobians)")
         flat_sources = flatten(sources)
-        rows = self._rows(target, flat_sources)
-        stack, reshape = get("stack"), get("reshape")
+        shape, n = tuple(target.shape), target.size
+        seeds = np.eye(n, dtype=target.dtype).reshape((n,) + shape)
+        per_source = self._rows(lambda ct: self._backprop([target], [ct], flat_sources,
+                                                          UnconnectedGradients.NONE),
+                                seeds, len(flat_sources), experimental_use_pfor)
         result = []
-        for i, s in enumerate(flat_sources):
-            if all(r[i] is None for r in rows) and unconnected == UnconnectedGradients.NONE:
-                result.append(None)
-                continue
-            zeros_like = get("zeros_like")
-            if rows:
-                jac = bind(stack, tuple(bind(zeros_like, (s,), {}) if r[i] is None else r[i]
-                                        for r in rows), {"axis": 0})
-            else:
-                jac = bind(get("zeros"), (), {"shape": (0,) + tuple(s.shape), "dtype": s.dtype})
-            result.append(bind(reshape, (jac,), {"shape": tuple(target.shape) + tuple(s.shape)}))
+        for s, jac in zip(flat_sources, per_source):
+            if jac is None:
+                if unconnected == UnconnectedGradients.NONE:
+                    result.append(None)
+                    continue
+                jac = bind(get("zeros"), (), {"shape": (n,) + tuple(s.shape), "dtype": s.dtype})
+            result.append(bind(get("reshape"), (jac,), {"shape": shape + tuple(s.shape)}))
         if not self._persistent:
             self._release()
         return pack_as(sources, result)
-
-    def _rows(self, target, sources):
-        """One VJP per element of ``target``, seeded with a one-hot cotangent."""
-        one_hot = get("one_hot")
-        shape, dtype = tuple(target.shape), target.dtype
-        return [self._backprop([target], [bind(one_hot, (), {"index": i, "shape": shape,
-                                                             "dtype": dtype})],
-                               sources, UnconnectedGradients.NONE)
-                for i in range(target.size)]
 
     def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
                        parallel_iterations=None, experimental_use_pfor=True):
         """Per-example Jacobians: ``target`` (b, ...) and ``source`` (b, ...) give (b, ..., ...).
 
         Assumes example i of ``target`` depends only on example i of ``source`` (TensorFlow's
-        contract), so row j of every example comes from one VJP of the summed batch.
+        contract), so row j of every example comes from one VJP of the summed batch; those
+        VJPs run as one batch or one at a time as in :meth:`jacobian`.
         """
-        del parallel_iterations, experimental_use_pfor
+        del parallel_iterations
         check_unconnected(unconnected_gradients)  # validated; a batch Jacobian is always dense
         if self._used and not self._persistent:
             raise RuntimeError("A non-persistent GradientTape can only be used to compute one "
@@ -266,23 +262,42 @@ class GradientTape(Recorder):
         if not tshape or not sshape or tshape[0] != sshape[0]:
             raise ValueError(f"GradientTape.batch_jacobian: target shape {tshape} and source "
                              f"shape {sshape} must share a leading batch dimension")
-        batch, inner = tshape[0], tshape[1:]
-        reshape, stack = get("reshape"), get("stack")
+        batch = tshape[0]
         m = 1
-        for d in inner:
+        for d in tshape[1:]:
             m *= d
-        rows = []
-        for j in range(m):
-            seed = bind(get("one_hot"), (), {"index": j, "shape": tshape,
-                                             "dtype": target.dtype, "batched": True})
-            (g,) = self._backprop([target], [seed], [source], UnconnectedGradients.ZERO)
-            rows.append(bind(reshape, (g,), {"shape": (batch, -1)}))
+        seeds = np.zeros((m, batch, m), target.dtype)
+        seeds[np.arange(m), :, np.arange(m)] = 1  # seed j: entry j of every example
+        reshape = get("reshape")
+        (g,) = self._rows(lambda ct: self._backprop(
+            [target], [bind(reshape, (ct,), {"shape": tshape})], [source],
+            UnconnectedGradients.ZERO), seeds, 1, experimental_use_pfor)
+        if g is None:  # no rows (m = 0)
+            g = bind(get("zeros"), (), {"shape": (0,) + sshape, "dtype": source.dtype})
+        inner = 1
+        for d in sshape[1:]:
+            inner *= d
+        jac = bind(get("transpose"), (bind(reshape, (g,), {"shape": (m, batch, inner)}),),
+                   {"axes": (1, 0, 2)})
         if not self._persistent:
             self._release()
-        if not rows:
-            return bind(get("zeros"), (), {"shape": tshape + sshape[1:], "dtype": source.dtype})
-        jac = bind(stack, tuple(rows), {"axis": 1})
         return bind(reshape, (jac,), {"shape": tshape + sshape[1:]})
+
+    def _rows(self, pullback, seeds, n_sources, vectorize):
+        """Per source, ``pullback`` of every row of ``seeds`` stacked (None where no
+        gradient reaches the source)."""
+        self._used = True
+        values, batched = MAP_ROWS(pullback, seeds, vectorize)
+        if not values:  # no seeds
+            return [None] * n_sources
+        broadcast_to = get("broadcast_to")  # a row the seed does not reach: the same for all
+        return [v if v is None or b else
+                bind(broadcast_to, (v,), {"shape": (len(seeds),) + tuple(shape_of(v))})
+                for v, b in zip(values, batched)]
+
+
+# hessgrad.vmap.map_rows, set when that module (above the engine) is imported.
+MAP_ROWS = None
 
 
 class _Paused:
