@@ -392,7 +392,10 @@ def hessian(f, argnums=0, *, has_aux=False, holomorphic=False, sparse=False,
     graph once per signature (a cheap walk that gives up early on dense problems); when a
     coloring of it needs at most half as many products as columns (banded, block-diagonal,
     partially separable objectives), only those products run and the dense array is
-    assembled from them: the same numbers, ``n / colors`` times less work. ``hessian(f)`` of
+    assembled from them: the same numbers, ``n / colors`` times less work (in a trace too,
+    as in ``hg.function(hg.hessian(f))``, from 64 elements on). With tensor arguments or in a
+    trace the products run as one batch (``vmap`` of the HVP), so the result nests and a
+    traced Hessian stays one product big. ``hessian(f)`` of
     the same ``f`` (one of the 16 most recent) reuses the trace and structure; arrays ``f``
     reads from outside its arguments are captured when it is traced, so pass data that
     changes between calls as arguments.
@@ -443,6 +446,18 @@ def _dense_hessian(f, argnums, detect_sparsity, has_aux=False, holomorphic=False
             return check.dense(*args)
         except Exception:  # noqa: BLE001 - untraceable f etc.: the dense path reports errors
             structure[0] = None
+            return None
+
+    def structured_tensor(args, kwargs):
+        """Like ``structured``, for one tensor argument (in a trace, or under a tape): the
+        assembly from colored products built from differentiable ops, or None."""
+        check, x = structure[0], args[0] if len(args) == 1 else None
+        if check is None or kwargs or argnums not in (0, -1) or not isinstance(x, Tensor) or \
+                x.shape is None or None in x.shape or x.dtype.kind != "f":
+            return None
+        try:
+            return check.dense_tensor(x)
+        except Exception:  # noqa: BLE001 - f closes over a traced tensor etc.: dense path
             return None
 
     def batched_products(args, kwargs, single, shapes, dtypes):
@@ -497,6 +512,9 @@ def _dense_hessian(f, argnums, detect_sparsity, has_aux=False, holomorphic=False
                   for i in nums]
         sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
         if not plain:
+            h = structured_tensor(args, kwargs)
+            if h is not None:
+                return h
             return _hessian_tensors(f, args, kwargs, nums, single, shapes, sizes)
         # as in JAX, the row block H[i][.] has the dtype of gradient i, that of argument i
         dtypes = [np.result_type(np.asarray(args[i]).dtype, np.float32) for i in nums]

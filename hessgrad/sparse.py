@@ -16,15 +16,20 @@ from . import sparsity as _sparsity
 from .engine.function import _leaf_key, function
 from .engine.nest import flatten, structure_key
 from .engine.tensor import Tensor
+from .ops.core import constant, getitem, reshape, scatter_add
 from . import second_order as _second_order
 from .second_order import hessian as _dense_hessian
 from .second_order import hvp as _hvp
 from .transforms import jvp as _jvp
 from .transforms import vjp as _vjp
+from .vmap import broadcast_rows, map_rows
 
 METHODS = ("trace", "probe")
 COLORINGS = ("star", "column")
 DENSE_THRESHOLD = 0.25
+# A compiled graph assembles a structured Hessian for about 20 us (gather and scatter); below
+# this size its dense Hessian, all n products as one batch, costs less (measured crossover 64).
+TENSOR_MIN_SIZE = 64
 
 
 def _check(what, method, coloring, dense_threshold, probes=1):
@@ -79,6 +84,15 @@ class _Compressed:
             leaves = flatten(((x,) + tuple(args) + (batch,), {}))
         flags = [False] * (len(leaves) - 1) + [True]
         return np.asarray(self.concrete.run_batched(leaves, flags))
+
+
+def _flat_positions(plan):
+    """The row-major positions of the pattern's entries in the flattened dense Hessian."""
+    if "flat" not in plan:
+        pattern, n = plan["pattern"], plan["n"]
+        rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(pattern.indptr))
+        plan["flat"] = rows * n + pattern.indices
+    return plan["flat"]
 
 
 class _PlanCache:
@@ -199,14 +213,31 @@ class SparseHessian(_PlanCache):
             return None
         out = np.zeros(n * n, dtype=x.dtype)
         if plan["ncolors"]:
-            if "flat" not in plan:  # row-major positions of the pattern's entries
-                pattern = plan["pattern"]
-                rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(pattern.indptr))
-                plan["flat"] = rows * n + pattern.indices
             self.nhvp += plan["ncolors"]
             b = plan["product"](x, args, plan["seeds"])
-            out[plan["flat"]] = b.reshape(-1)[plan["index"]]
+            out[_flat_positions(plan)] = b.reshape(-1)[plan["index"]]
         return out.reshape(x.shape + x.shape)
+
+    def dense_tensor(self, x):
+        """:meth:`dense` for a tensor ``x`` with a known shape (symbolic in a trace, or
+        watched by a tape), built from differentiable ops: the colored products as one
+        batch (:func:`hessgrad.vmap.map_rows`), their entries gathered and placed in the
+        dense Hessian. None where :meth:`dense` would be, and below ``TENSOR_MIN_SIZE``."""
+        if x.size < TENSOR_MIN_SIZE:
+            return None
+        plan = self._plan(np.zeros(x.shape, x.dtype), ())
+        n, k = plan["n"], plan["ncolors"]
+        if plan["dense"] or 2 * k > n:
+            return None
+        if not k:
+            return constant(np.zeros(x.shape + x.shape, x.dtype))
+        product = _hvp(self.f)
+        self.nhvp += k
+        values, batched = map_rows(lambda v: [product(x, v)], plan["seeds"])
+        b = reshape(broadcast_rows(values[0], batched[0], k), shape=(-1,))
+        entries = getitem(b, index=plan["index"])
+        out = scatter_add(entries, index=_flat_positions(plan), shape=(n * n,))
+        return reshape(out, shape=x.shape + x.shape)
 
     def pattern(self, x, *args):
         """The (cached) boolean sparsity pattern used at ``x``'s shape and dtype."""

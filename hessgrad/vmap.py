@@ -511,23 +511,25 @@ def map_rows(fun, rows, vectorize=True):
     outputs of all rows stacked along a new leading axis where ``batched``, else (an output
     that does not depend on the row) its one value; None stays None.
 
-    With ``vectorize`` and at least ``VECTORIZE_MIN`` rows, ``fun`` is traced once and its
-    trace replayed with batched ops (vmap's replay) on chunks of rows sized to keep each
-    chunk's batched values within ``ROWS_BATCH_BYTES``: nothing is compiled, which suits maps
-    run once, such as the rows of a Jacobian. Otherwise, or when ``fun`` cannot be traced or
-    replayed, ``fun`` runs once per row. Either way the results are tensors that can be
+    With ``vectorize`` and at least ``VECTORIZE_MIN`` rows (any number in a trace), ``fun``
+    is traced once and its trace replayed with batched ops (vmap's replay) on chunks of rows
+    sized to keep each chunk's batched values within ``ROWS_BATCH_BYTES``: nothing is
+    compiled, which suits maps run once, such as the rows of a Jacobian. Otherwise, or when
+    ``fun`` cannot be traced or replayed, ``fun`` runs once per row (never for no rows: the
+    result is then ``([], [])``). Either way the results are tensors that can be
     differentiated (under a tape, an accumulator or in a trace) like any others.
     """
     call = _Call(0, None, (rows,), {})
     k = call.k
     trace = None
-    if vectorize and k >= VECTORIZE_MIN:
+    # (in a trace, one batched product keeps the graph small whatever k is)
+    if vectorize and k and (k >= VECTORIZE_MIN or THREAD.state.graphs):
         try:
             trace = _Trace(fun, call)
         except ConcretizationError:
             pass
     if trace is None or not trace.replayable:
-        if not k:  # nothing to run fun on: no outputs
+        if not k:
             return [], []
         _, values, batched = _per_member(fun, call, [rows],
                                          None if trace is None else trace.batched_flags())

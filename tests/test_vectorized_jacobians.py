@@ -259,3 +259,44 @@ def test_map_rows_reports_which_outputs_depend_on_the_row():
         np.testing.assert_array_equal(np.asarray(values[0]), rows * np.arange(3.0))
         np.testing.assert_array_equal(np.asarray(values[1]), np.arange(3.0) + 1)
     assert map_rows(lambda r: [r], np.zeros((0, 3))) == ([], [])
+
+
+def test_traced_hessian_of_a_sparse_problem_assembles_colored_products():
+    # hg.function(hg.hessian(f)) (JAX's jit(hessian(f))) uses the structure eager hessian
+    # finds: three colored products for a tridiagonal Hessian, whatever n is.
+    sizes = {}
+    for n in (100, 300):
+        x = np.linspace(-1.0, 1.2, n)
+        traced = hg.function(hg.hessian(rosenbrock))
+        np.testing.assert_allclose(traced(x), rosen_hess(x), rtol=1e-13, atol=1e-12)
+        concrete = traced.get_concrete_function(x)
+        assert any(node.prim.name == "scatter_add" and node.params["shape"] == (n * n,)
+                   for node in concrete.graph.nodes)  # the entries placed in the dense array
+        sizes[n] = concrete.compiled.ops_before
+    assert sizes[100] == sizes[300]
+    # differentiable like the dense one: d/dx_k of the sum of the Hessian's entries
+    x0 = np.linspace(-1.0, 1.2, 80)
+    got = hg.grad(lambda x: hnp.sum(hg.hessian(rosenbrock)(x)))(x0)
+    a = np.zeros(80)
+    a[:-1] += 2400 * x0[:-1] - 800
+    a[1:] += -400
+    np.testing.assert_allclose(got, a, rtol=1e-12, atol=1e-9)
+
+
+def test_traced_hessian_of_a_dense_problem_or_closure_takes_the_dense_path():
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((70, 70))
+
+    def dense(x):
+        return hnp.sum(hnp.tanh(A @ x) ** 2)
+
+    x = rng.standard_normal(70)
+    np.testing.assert_allclose(hg.function(hg.hessian(dense))(x), hg.hessian(dense)(x),
+                               rtol=1e-12, atol=1e-12)
+
+    def scaled(x, c):  # the Hessian's f closes over a traced tensor
+        return hg.hessian(lambda y: c * rosenbrock(y))(x)
+
+    x = np.linspace(-1.0, 1.2, 70)
+    np.testing.assert_allclose(hg.function(scaled)(x, 2.0), 2.0 * rosen_hess(x), rtol=1e-13,
+                               atol=1e-12)
