@@ -107,14 +107,10 @@ def main():
     args = harness.parser(__doc__.splitlines()[0]).parse_args()
     bench = harness.Bench("bench_first_order", args)
     peers = bench.peers
-    anp = peers["autograd"][1] if peers["autograd"] else None
-    jnp = peers["jax"][1] if peers["jax"] else None
-    torch = peers["torch"]
 
     for n in ((10, 1000) if args.quick else (10, 1000, 100000)):
         x = P.rosen_point(n)
-        engines = grad_engines(peers, P.rosen_for(hnp), anp and P.rosen_for(anp),
-                               jnp and P.rosen_for(jnp), torch and P.rosen_for(torch), [x])
+        engines = grad_engines(peers, *P.per_engine(peers, P.rosen_for), [x])
         bench.case(f"Rosenbrock n={n}: value and gradient",
                    ("numpy rosen + rosen_der", lambda: P.np_rosen_value_and_grad(x)),
                    engines)
@@ -122,8 +118,7 @@ def main():
     m = 1000 if args.quick else 10000
     for d in ((100,) if args.quick else (100, 1000)):
         X, y, w = P.logistic_data(m, d)
-        engines = grad_engines(peers, P.logistic_for(hnp), anp and P.logistic_for(anp),
-                               jnp and P.logistic_for(jnp), torch and P.logistic_torch(torch),
+        engines = grad_engines(peers, *P.per_engine(peers, P.logistic_for, P.logistic_torch),
                                [w, X, y])
         bench.case(f"logistic m={m} d={d}: value and gradient",
                    ("numpy hand-written", lambda: P.np_logistic_value_and_grad(w, X, y)),

@@ -21,7 +21,6 @@ import harness  # first: pins every engine to one thread before numpy is loaded
 import numpy as np  # noqa: E402
 
 import hessgrad as hg  # noqa: E402
-import hessgrad.numpy as hnp  # noqa: E402
 import problems as P  # noqa: E402
 
 
@@ -63,6 +62,7 @@ def engines_for(peers, fs, x, of_gradient):
 
 
 def tanh_layer(xp, W):
+    W = xp.asarray(W)  # each engine's array: JAX's jit traces W @ x only then
     return lambda x: xp.tanh(W @ x)
 
 
@@ -70,12 +70,7 @@ def main():
     args = harness.parser(__doc__.splitlines()[0]).parse_args()
     bench = harness.Bench("bench_jacobians", args)
     peers = bench.peers
-    anp = peers["autograd"][1] if peers["autograd"] else None
-    jnp = peers["jax"][1] if peers["jax"] else None
-    torch = peers["torch"]
-
-    rosen_fs = (P.rosen_for(hnp), anp and P.rosen_for(anp), jnp and P.rosen_for(jnp),
-                torch and P.rosen_for(torch))
+    rosen_fs = P.per_engine(peers, P.rosen_for)
     for n in ((30,) if args.quick else (100, 400)):
         x = P.rosen_point(n)
         bench.case(f"Rosenbrock n={n}: Hessian as jac(grad(f))",
@@ -86,9 +81,7 @@ def main():
     rng = np.random.default_rng(0)
     W = rng.standard_normal((m, d)) / np.sqrt(d)
     x = rng.standard_normal(d)
-    tW = torch and torch.from_numpy(W)
-    layer_fs = (tanh_layer(hnp, W), anp and tanh_layer(anp, W),
-                jnp and tanh_layer(jnp, jnp.asarray(W)), torch and tanh_layer(torch, tW))
+    layer_fs = P.per_engine(peers, lambda xp: tanh_layer(xp, W))
     bench.case(f"tanh(W x), W {m}x{d}: Jacobian",
                ("numpy analytic diag(1 - y^2) W",
                 lambda: (1 - np.tanh(W @ x) ** 2)[:, None] * W),

@@ -23,7 +23,6 @@ import harness  # first: pins every engine to one thread before numpy is loaded
 import numpy as np  # noqa: E402
 
 import hessgrad as hg  # noqa: E402
-import hessgrad.numpy as hnp  # noqa: E402
 import problems as P  # noqa: E402
 
 PEARLMUTTER_TARGET = 4.0
@@ -167,13 +166,8 @@ def main():
     args = harness.parser(__doc__.splitlines()[0]).parse_args()
     bench = harness.Bench("bench_second_order", args)
     peers = bench.peers
-    anp = peers["autograd"][1] if peers["autograd"] else None
-    jnp = peers["jax"][1] if peers["jax"] else None
-    torch = peers["torch"]
-    rosen_fs = (P.rosen_for(hnp), anp and P.rosen_for(anp), jnp and P.rosen_for(jnp),
-                torch and P.rosen_for(torch))
-    logistic_fs = (P.logistic_for(hnp), anp and P.logistic_for(anp),
-                   jnp and P.logistic_for(jnp), torch and P.logistic_torch(torch))
+    rosen_fs = P.per_engine(peers, P.rosen_for)
+    logistic_fs = P.per_engine(peers, P.logistic_for, P.logistic_torch)
     columns = ("HVP engine", "its gradient engine", "HVP", "gradient", "HVP/grad",
                f"<= {PEARLMUTTER_TARGET:g}")
     rng = np.random.default_rng(1)

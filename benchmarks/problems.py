@@ -72,6 +72,19 @@ def np_logistic_hessian(w, X, y, lam=LAM):
 
 # --------------------------------------------------------------------------- per engine
 
+def per_engine(peers, make, make_torch=None):
+    """``(hessgrad, autograd, jax, torch)`` versions of one objective: ``make(xp)`` with each
+    engine's numpy-like namespace (torch's from ``make_torch(torch)`` where its spelling
+    differs); None for a peer that is not installed."""
+    import hessgrad.numpy as hnp
+
+    anp = peers["autograd"][1] if peers["autograd"] else None
+    jnp = peers["jax"][1] if peers["jax"] else None
+    torch = peers["torch"]
+    return (make(hnp), anp and make(anp), jnp and make(jnp),
+            torch and (make_torch or make)(torch))
+
+
 def rosen_for(xp):
     """Rosenbrock written with the numpy-like namespace ``xp`` (hessgrad.numpy,
     autograd.numpy, jax.numpy or torch: all spell it the same way)."""
