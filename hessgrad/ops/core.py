@@ -41,18 +41,6 @@ ones = primitive("ones", lambda shape, dtype=np.float64: np.ones(shape, dtype), 
 fill = primitive("fill", lambda shape, value, dtype: np.full(shape, value, dtype), nondiff=True)
 
 
-def _one_hot(index, shape, dtype, batched=False):
-    out = np.zeros(shape, dtype)
-    if batched:  # index j of every example along the leading axis
-        out.reshape(shape[0], -1)[:, index] = 1
-    else:
-        out.reshape(-1)[index] = 1
-    return out
-
-
-one_hot = primitive("one_hot", _one_hot, nondiff=True)
-
-
 def _sum_to(x, shape):
     """Sum ``x`` down to ``shape``, undoing numpy broadcasting."""
     x = np.asarray(x)
