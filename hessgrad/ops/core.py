@@ -50,7 +50,7 @@ def _sum_to(x, shape):
     axes = tuple(range(lead)) + tuple(
         i + lead for i, d in enumerate(shape) if d == 1 and x.shape[i + lead] != 1)
     k = len(axes)
-    if k and axes[-1] == k - 1 and x.dtype in _GEMV_DTYPES and x.flags.c_contiguous:
+    if k and axes[-1] == k - 1 and x.dtype in REAL_FLOATS and x.flags.c_contiguous:
         rows = math.prod(x.shape[:k])
         if rows >= 4:  # leading axes, as a bias's gradient: one BLAS matrix-vector product,
             # several times faster than numpy's row-by-row reduction for short rows
@@ -60,7 +60,8 @@ def _sum_to(x, shape):
     return out.reshape(shape)
 
 
-_GEMV_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
+# The dtypes of the fast paths below and in the other op modules (BLAS, expit, mean).
+REAL_FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
 
 
 # Broadcasts up to this size are filled (a writable copy rather than a read-only view;

@@ -14,7 +14,7 @@ import numpy as np
 from ..engine.registry import primitive
 from ..engine.tensor import Tensor, dtype_of, shape_of
 from ..kernels import vecmath
-from .core import broadcast_to, cast, ones_like, zeros_like  # noqa: F401
+from .core import REAL_FLOATS, broadcast_to, cast, ones_like, zeros_like  # noqa: F401
 
 LN2, LN10, PI = math.log(2.0), math.log(10.0), math.pi
 
@@ -261,11 +261,8 @@ sqrt = primitive("sqrt", np.sqrt, vjp=[lambda g, a, x: g * 0.5 / a],
                  jvp=[lambda t, a, x: t * 0.5 / a])
 
 
-_EXPIT_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
-
-
 def _sigmoid(x):
-    if isinstance(x, (np.ndarray, np.generic)) and x.dtype in _EXPIT_DTYPES:
+    if isinstance(x, (np.ndarray, np.generic)) and x.dtype in REAL_FLOATS:
         # vectorised for large float64 arrays, else scipy's expit (one pass: ~2x faster)
         return vecmath.sigmoid(x)
     e = np.exp(-np.abs(x))  # never overflows

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..engine.registry import primitive
 from ..engine.tensor import dtype_of, shape_of
-from .core import broadcast_to, cast, getitem, ones_like, reshape
+from .core import REAL_FLOATS, broadcast_to, cast, getitem, ones_like, reshape
 from .elementwise import conjugate, equal, exp, logical_not, not_equal, real, sqrt, where
 from .shape import concatenate, transpose
 
@@ -54,12 +54,11 @@ sum = primitive(  # noqa: A001 - numpy's name
     "sum", lambda x, axis=None, keepdims=False: np.add.reduce(x, axis=axis, keepdims=keepdims),
     vjp=[lambda g, ans, x, axis=None, keepdims=False: expand_to(g, x, axis, keepdims)],
     linear=True)
-_MEAN_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
 
 
 def _mean(x, axis=None, keepdims=False):
     # np.mean's own numbers (the same sum, then one division) without its Python wrapper (2 us)
-    if type(x) is np.ndarray and x.dtype in _MEAN_DTYPES and x.size:
+    if type(x) is np.ndarray and x.dtype in REAL_FLOATS and x.size:
         total = np.add.reduce(x, axis=axis, keepdims=keepdims)
         return total / (x.size // total.size)
     return np.mean(x, axis=axis, keepdims=keepdims)  # others, and empty slices' warning
