@@ -21,7 +21,7 @@ from .ops.reduction import sum as reduce_sum
 from .ops.shape import transpose
 from .transforms import NonScalarOutput, _argnums, _check_holomorphic, _check_like, \
     _check_scalar, _fill, _group, _is_plain, _lift, _out, _present, _split_aux, jacfwd, jacrev
-from .vmap import broadcast_rows, map_rows
+from .vmap import stacked_rows
 
 MODES = ("auto", "fwd-rev", "rev-rev", "rev-fwd")
 
@@ -586,13 +586,13 @@ def _hessian_tensors(f, args, kwargs, nums, single, shapes, sizes):
             v = [reshape(e, shape=s) if k == j else np.zeros(s) for k, s in enumerate(shapes)]
             out = product(*args, v[0] if single else tuple(v), **kwargs)
             return [out] if single else list(out)
-        values, batched = map_rows(columns, np.eye(n_j))
+        stacked = stacked_rows(columns, np.eye(n_j))
         for i in range(len(shapes)):
             if not n_j:  # an empty argument j: no column, the block is empty
                 dtype = np.dtype(getattr(args[nums[i]], "dtype", np.float64))
                 blocks[i][j] = constant(np.zeros(shapes[i] + shapes[j], dtype))
                 continue
-            cols = reshape(broadcast_rows(values[i], batched[i], n_j), shape=(n_j, sizes[i]))
+            cols = reshape(stacked[i], shape=(n_j, sizes[i]))
             blocks[i][j] = reshape(transpose(cols), shape=shapes[i] + shapes[j])
     if single:
         return blocks[0][0]

@@ -22,7 +22,7 @@ from .second_order import hessian as _dense_hessian
 from .second_order import hvp as _hvp
 from .transforms import jvp as _jvp
 from .transforms import vjp as _vjp
-from .vmap import broadcast_rows, map_rows
+from .vmap import stacked_rows
 
 METHODS = ("trace", "probe")
 COLORINGS = ("star", "column")
@@ -233,8 +233,8 @@ class SparseHessian(_PlanCache):
             return constant(np.zeros(x.shape + x.shape, x.dtype))
         product = _hvp(self.f)
         self.nhvp += k
-        values, batched = map_rows(lambda v: [product(x, v)], plan["seeds"])
-        b = reshape(broadcast_rows(values[0], batched[0], k), shape=(-1,))
+        (b,) = stacked_rows(lambda v: [product(x, v)], plan["seeds"])
+        b = reshape(b, shape=(-1,))
         entries = getitem(b, index=plan["index"])
         out = scatter_add(entries, index=_flat_positions(plan), shape=(n * n,))
         return reshape(out, shape=x.shape + x.shape)

@@ -17,7 +17,7 @@ from .engine.tape import GradientTape
 from .engine.tensor import Tensor, owned, shape_of
 from .ops.core import constant, convert_to_tensor, identity, reshape
 from .ops.shape import transpose
-from .vmap import broadcast_rows, map_rows
+from .vmap import stacked_rows
 
 
 def _argnums(argnums, nargs, fname):
@@ -418,14 +418,12 @@ def jacfwd(f, argnums=0, has_aux=False, holomorphic=False):
                     leaves = [convert_to_tensor(leaf) for leaf in _present(y)]
                 return [acc.jvp(leaf, unconnected_gradients="zero") for leaf in leaves]
             n = max(s.size, 0)
-            if n:
-                values, batched = map_rows(tangent_outputs, np.eye(n, dtype=s.dtype))
+            columns = stacked_rows(tangent_outputs, np.eye(n, dtype=s.dtype))
             for k, y_shape in enumerate(shapes):
                 if not n:
                     j = constant(np.zeros(y_shape + (0,)))
                 else:  # (n,) + y_shape, the input axis last
-                    j = transpose(broadcast_rows(values[k], batched[k], n),
-                                  axes=tuple(range(1, len(y_shape) + 1)) + (0,))
+                    j = transpose(columns[k], axes=tuple(range(1, len(y_shape) + 1)) + (0,))
                 jacs[k].append(reshape(j, shape=y_shape + tuple(s.shape)))
         jacs = [_group(args, nums, per_source, single) for per_source in jacs]
         result = _out(_fill(out, jacs), plain)

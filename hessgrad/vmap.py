@@ -545,12 +545,15 @@ def map_rows(fun, rows, vectorize=True):
     return values, batched
 
 
-_tape.MAP_ROWS = map_rows  # GradientTape.jacobian's rows
+def stacked_rows(fun, rows, vectorize=True):
+    """:func:`map_rows`'s outputs, each with its leading axis of ``len(rows)`` rows (an output
+    that does not depend on the row broadcast to them; None stays None); ``[]`` for no rows:
+    the rows of a Jacobian."""
+    values, batched = map_rows(fun, rows, vectorize)
+    return [v if v is None or b else _broadcast(v, len(rows)) for v, b in zip(values, batched)]
 
 
-def broadcast_rows(value, batched, k):
-    """A value of :func:`map_rows` with its leading axis of ``k`` rows (None stays None)."""
-    return value if value is None or batched else _broadcast(value, k)
+_tape.STACKED_ROWS = stacked_rows  # GradientTape.jacobian's rows
 
 
 def _inside(t, graph):

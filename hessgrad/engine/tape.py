@@ -9,7 +9,7 @@ from .graph import substituted
 from .nest import flatten, pack_as
 from .registry import get
 from .state import THREAD, Recorder, paused_from
-from .tensor import Tensor, Variable, is_differentiable_dtype, shape_of
+from .tensor import Tensor, Variable, is_differentiable_dtype
 
 
 class GradientTape(Recorder):
@@ -287,17 +287,11 @@ class GradientTape(Recorder):
         """Per source, ``pullback`` of every row of ``seeds`` stacked (None where no
         gradient reaches the source)."""
         self._used = True
-        values, batched = MAP_ROWS(pullback, seeds, vectorize)
-        if not values:  # no seeds
-            return [None] * n_sources
-        broadcast_to = get("broadcast_to")  # a row the seed does not reach: the same for all
-        return [v if v is None or b else
-                bind(broadcast_to, (v,), {"shape": (len(seeds),) + tuple(shape_of(v))})
-                for v, b in zip(values, batched)]
+        return STACKED_ROWS(pullback, seeds, vectorize) or [None] * n_sources
 
 
-# hessgrad.vmap.map_rows, set when that module (above the engine) is imported.
-MAP_ROWS = None
+# hessgrad.vmap.stacked_rows, set when that module (above the engine) is imported.
+STACKED_ROWS = None
 
 
 class _Paused:
