@@ -22,6 +22,9 @@ UFUNCS = {
     "absolute": np.abs, "square": np.square, "maximum": np.maximum, "minimum": np.minimum,
     "power": np.power, "reciprocal": np.reciprocal, "logaddexp": vecmath.logaddexp,
 }
+# Primitives whose forward checks its operands' shapes, then calls this numpy function: with
+# every shape known at trace time (and so checked there), the bare function.
+SHAPE_CHECKED = {"matmul": np.matmul}
 # Ops whose result never shares memory with an input (so an input can be recycled later).
 NO_ALIAS = set(UFUNCS) | {"fused", "accumulate", "sum", "mean", "matmul", "matmul_pair",
                           "scatter_add", "add_n", "sigmoid", "where", "ones_like", "zeros_like"}
@@ -40,27 +43,39 @@ def _feed_value(v, dtype, shape, name):
 
 def feed_checks(prog, ns, contiguous=False):
     """Lines that validate and convert each feed ``v<slot>`` but the program's trusted ones
-    (binding what they use in ``ns``); with ``contiguous`` a fed array is also made
-    C-contiguous."""
+    (binding what they use in ``ns``). With ``contiguous`` (a whole-graph kernel takes every
+    feed) a fed array is also made C-contiguous; without, feeds no op reads are skipped. A
+    value of the right kind passes after a few attribute tests: loops run their blocks'
+    checks every iteration."""
     ns.update(_ndarray=np.ndarray, _feed=_feed_value)
     lines = []
-    trusted = prog.trusted
+    read = None if contiguous else {a for op in prog.ops for a in op.args} | set(prog.fetches)
     for j, (s, dtype, shape, fname) in enumerate(zip(prog.feeds, prog.plan.feed_dtypes,
                                                      prog.plan.feed_shapes,
                                                      prog.plan.feed_names)):
-        if s in trusted:
+        if s in prog.trusted or read is not None and s not in read:
             continue
         ns[f"_D{j}"], ns[f"_S{j}"], ns[f"_N{j}"] = np.dtype(dtype), shape, fname
         convert = f"_feed(v{s}, _D{j}, _S{j}, _N{j})"
         if contiguous:
             convert = f"_np.asarray({convert}, order=\"C\")"
-        if shape is not None and None not in shape:
-            layout = f" or not v{s}.flags.c_contiguous" if contiguous else ""
-            lines.append(f"if type(v{s}) is not _ndarray or v{s}.dtype != _D{j} or "
-                         f"v{s}.shape != _S{j}{layout}:")
-            lines.append(f"    v{s} = {convert}")
-        else:
+        if shape is None:
             lines.append(f"v{s} = {convert}")
+            continue
+        if None in shape:  # the known dimensions, one by one
+            tests = [f"v{s}.ndim != {len(shape)}"] + [
+                f"v{s}.shape[{d}] != {n}" for d, n in enumerate(shape) if n is not None]
+        else:
+            tests = [f"v{s}.shape != _S{j}"]
+        if contiguous:
+            tests.append(f"not v{s}.flags.c_contiguous")
+        wrong = f"type(v{s}) is not _ndarray or v{s}.dtype != _D{j} or " + " or ".join(tests)
+        if shape == () and not contiguous:
+            # numpy's 0-d results are scalars: one of the dtype's type is used as it is
+            ns[f"_T{j}"] = np.dtype(dtype).type
+            wrong = f"type(v{s}) is not _T{j} and ({wrong})"
+        lines.append(f"if {wrong}:")
+        lines.append(f"    v{s} = {convert}")
     return lines
 
 
@@ -150,6 +165,10 @@ def generate(prog, kernel_calls=None, name="compiled_graph"):
                 call = f"u{k}({', '.join(args)}, out=v{target})"
             elif known(out_shape):  # shapes checked at trace time: the bare ufunc
                 call = f"u{k}({', '.join(args)})"
+        elif op.name in SHAPE_CHECKED and not op.params and \
+                all(known(prog.shape(a)) for a in op.args):
+            ns[f"u{k}"] = SHAPE_CHECKED[op.name]
+            call = f"u{k}({', '.join(args)})"
         if call is None:
             ns[f"F{k}"] = op.fn
             kw = []

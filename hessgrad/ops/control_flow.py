@@ -75,10 +75,11 @@ def _rows(x):
 
 
 def _check_index(idx, rows, what, dynamic=False):
-    idx = np.asarray(idx)
-    if idx.dtype.kind not in "iu":
-        raise TypeError(f"{what}: index must be an integer, got dtype {idx.dtype}")
-    if idx.ndim == 0:  # a loop's common case, without reductions
+    if type(idx) is not int and not isinstance(idx, np.integer):
+        idx = np.asarray(idx)
+        if idx.dtype.kind not in "iu":
+            raise TypeError(f"{what}: index must be an integer, got dtype {idx.dtype}")
+    if type(idx) is int or idx.ndim == 0:  # a loop's common case, without reductions
         # A Python int: numpy's basic indexing, far faster than a 0-d index array.
         i = int(idx)
         if i < 0 or not dynamic and i >= rows:

@@ -383,3 +383,50 @@ def test_loop_bodies_and_branches_are_compiled_too():
         compile_blocks(prog, broken)
     assert all(isinstance(v, Plan) for op in prog.ops for v in op.params.values()
                if isinstance(v, (Plan, CompiledPlan)))
+
+
+def _blocks(compiled):
+    """The compiled condition and body plans of the ``while`` ops of a compiled program."""
+    from hessgrad.compiler import CompiledPlan
+    return [(op.params["cond_plan"], op.params["body_plan"]) for op in compiled.program.ops
+            if op.name == "while" and isinstance(op.params["body_plan"], CompiledPlan)]
+
+
+def test_loop_blocks_check_their_feeds_cheaply():
+    """A loop runs its blocks' feed checks every iteration: the counter comes back as a numpy
+    scalar and a history has a run-time length, and neither goes through the converting
+    path; feeds a block never reads are not looked at. Wrong values are still refused."""
+    def loss(w, xs):
+        hs = hg.scan(lambda h, x: hnp.tanh(h @ w + x), xs, initializer=np.zeros(4))
+        return hnp.sum(hs ** 2)
+
+    rng = np.random.default_rng(3)
+    w, xs = rng.standard_normal((4, 4)) / 2, rng.standard_normal((6, 4))
+    f = hg.function(hg.grad(loss, argnums=(0, 1)), jit_kernels=False)
+    for got, want in zip(f(w, xs), hg.grad(loss, argnums=(0, 1))(w, xs)):
+        np.testing.assert_allclose(got, want, rtol=1e-13)
+    blocks = _blocks(f.get_concrete_function(w, xs).compiled)
+    assert len(blocks) == 2  # the forward loop and the reverse loop
+    for cond, body in blocks:
+        assert cond.source.count("_feed(") == 1 < len(cond.plan.feed_slots)
+        lines = body.source.splitlines()
+        converts = [i for i, line in enumerate(lines) if "_feed(" in line]
+        assert converts and all(lines[i - 1].lstrip().startswith("if ") for i in converts)
+    assert "_T0" in blocks[0][1].source  # the counter: its numpy scalar type is accepted
+    history = next(line for line in blocks[1][1].source.splitlines() if ".ndim != 2" in line)
+    assert ".shape[1] != 4" in history
+    body = blocks[1][1]
+    feeds = [np.zeros(s, d) if None not in s else np.zeros((3,) + tuple(s[1:]), d)
+             for s, d in zip(body.plan.feed_shapes, body.plan.feed_dtypes)]
+    j = next(j for j, s in enumerate(body.plan.feed_shapes) if s == (None, 4))
+    feeds[j] = np.zeros((3, 5))
+    with pytest.raises(ValueError, match=r"placeholder .* has shape \(None, 4\)"):
+        body.run(feeds)
+
+
+def test_zero_dim_feeds_take_numpy_scalars_of_their_dtype_only():
+    f = hg.function(lambda x: x * 2.0, jit_kernels=False)
+    compiled = f.get_concrete_function(np.float64(1.5)).compiled
+    assert compiled.run([np.float64(1.5)])[0] == 3.0
+    out = compiled.run([np.float32(1.5)])[0]  # converted to the placeholder's dtype
+    assert out == 3.0 and np.result_type(out) == np.float64
