@@ -25,6 +25,9 @@ MIN_SIZE = 512
 # also at most this many ops), and an op with more operands stays on numpy.
 MAX_GROUP_ARGS = 48
 
+# Constants up to this size are looked at for :func:`diagonal_of` (it scans them once).
+DIAGONAL_MAX_SIZE = 1 << 22
+
 _F64 = np.dtype(np.float64)
 _BOOL = np.dtype(bool)
 
@@ -71,6 +74,22 @@ def literal(value):
             return repr(x)
         return "math.nan" if x != x else ("math.inf" if x > 0 else "-math.inf")
     return None
+
+
+def diagonal_of(value):
+    """``(offset, values)`` when ``value`` is a float64 matrix that is zero off one diagonal
+    (a folded slice of an identity basis, scaled: what Jacobians push through a function):
+    ``values[i]`` is its entry in row i (0.0 where the diagonal has none); None otherwise.
+    A kernel computes such a constant from its indices instead of reading it."""
+    if not (isinstance(value, np.ndarray) and value.ndim == 2 and value.dtype == _F64) or \
+            min(value.shape) < 2 or value.size > DIAGONAL_MAX_SIZE:
+        return None
+    rows, cols = np.nonzero(value)
+    if not len(rows) or np.any(cols - rows != cols[0] - rows[0]):
+        return None
+    values = np.zeros(value.shape[0])
+    values[rows] = value[rows, cols]
+    return int(cols[0] - rows[0]), values
 
 
 def scalar_op(prog, op):
@@ -272,6 +291,7 @@ def kernel_source(prog, group):
     idx = [f"i{d}" for d in range(nd)]
     inputs, names, scalars = [], {}, []
     temps = {}
+    diagonals = {}  # constant -> diagonal_of(it)
     pre, body, results = [], [], []
     members = {k for k, _ in group.ops}
     fetched = set(prog.fetches)
@@ -287,6 +307,19 @@ def kernel_source(prog, group):
         lead = nd - len(a_shape)
         index = ["0" if d == 1 and shape[lead + j] != 1 else idx[lead + j]
                  for j, d in enumerate(a_shape)]
+        if a in prog.consts and a not in diagonals:
+            diagonals[a] = diagonal_of(prog.consts[a])
+        if diagonals.get(a) is not None:
+            offset, values = diagonals[a]
+            row, col = index
+            on = values[max(0, -offset):max(0, min(len(values), a_shape[1] - offset))]
+            entry = literal(on[0]) if np.all(on == on[0]) else None
+            if entry is None:
+                v = prog.new_const(values)
+                names[v] = f"a{len(inputs)}"
+                inputs.append(v)
+                entry = f"{names[v]}[{row}]"
+            return f"({entry} if {col} - {row} == {offset} else 0.0)"
         view = producer.get(a)
         ranges = None if view is None or view.name != "getitem" or not a_shape or \
             not known(prog.shape(view.args[0])) else \
@@ -355,6 +388,76 @@ def kernel_source(prog, group):
     return "\n".join(lines) + "\n", inputs, scalars, results
 
 
+def _lone_accumulate(prog, op, min_size):
+    """For a float64 ``accumulate`` of at least ``min_size`` elements whose terms fill slices
+    (overlaps allowed): each term's slice ranges; None otherwise."""
+    shape = prog.shape(op.outs[0])
+    if op.name != "accumulate" or not known(shape) or not shape or \
+            prog.dtype(op.outs[0]) != _F64 or size_of(shape) < min_size:
+        return None
+    ranges = []
+    for term, index in zip(op.args, op.params["indices"]):
+        r = _slice_ranges(() if index is None else index, shape)
+        term_shape = prog.shape(term)
+        if r is None or not known(term_shape) or not _broadcasts_to(
+                term_shape, tuple(len(range(*x)) for x in r)) or not (
+                prog.dtype(term) == _F64 or (term in prog.consts and
+                                             literal(prog.consts[term]) is not None)):
+            return None
+        ranges.append(r)
+    return ranges
+
+
+def accumulate_source(prog, op, ranges):
+    """(source, inputs, scalars) of a kernel for an ``accumulate`` op: a zeroed result and one
+    loop per term adding it into its slice, in order (numpy's order, without numpy's per-row
+    cost on 2-D slices); a diagonal constant term loops over its diagonal only."""
+    shape = prog.shape(op.outs[0])
+    inputs, scalars, lines = [], [], [f"r0 = np.zeros({shape!r})"]
+
+    def arg(v):
+        if v not in inputs:
+            inputs.append(v)
+        return f"a{inputs.index(v)}"
+
+    for term, r in zip(op.args, ranges):
+        loop = tuple(len(range(*x)) for x in r)
+        term_shape = prog.shape(term)
+        value = prog.consts.get(term)
+        diagonal = diagonal_of(value) if value is not None and term_shape == loop else None
+        if diagonal is not None:
+            offset, values = diagonal
+            column = "i" if offset == 0 else f"(i + {offset})"
+            at = ", ".join(_affine(start, step, i) for (start, _, step), i in
+                           zip(r, ("i", column)))
+            lines += [f"for i in range({max(0, -offset)}, {min(loop[0], loop[1] - offset)}):",
+                      f"    r0[{at}] += {arg(prog.new_const(values))}[i]"]
+            continue
+        idx = [f"i{d}" for d in range(len(loop))]
+        lead = len(loop) - len(term_shape)
+        if term in prog.consts and literal(value) is not None:
+            read = literal(value)
+        elif not term_shape:
+            read = arg(term)
+            scalars.append(term)
+        else:
+            read = arg(term) + "[" + ", ".join(
+                "0" if d == 1 and loop[lead + j] != 1 else idx[lead + j]
+                for j, d in enumerate(term_shape)) + "]"
+        indent = ""
+        for d, n in enumerate(loop):
+            lines.append(f"{indent}for {idx[d]} in range({n}):")
+            indent += "    "
+        at = ", ".join(_affine(start, step, i) for (start, _, step), i in zip(r, idx))
+        lines.append(f"{indent}r0[{at}] += {read}")
+    source = "\n".join(
+        ["import numpy as np", "from numba import njit", "", "",
+         '@njit(cache=True, error_model="numpy", nogil=True)',
+         f"def kernel({', '.join(f'a{j}' for j in range(len(inputs)))}):"] +
+        ["    " + line for line in lines] + ["    return r0"]) + "\n"
+    return source, inputs, scalars
+
+
 def _affine(start, step, i):
     if i == "0":
         return str(start)
@@ -363,24 +466,33 @@ def _affine(start, step, i):
 
 
 def fuse(prog, min_size=None):
-    """Replace each group by one ``fused`` op (several results: a multi-output op); returns
+    """Replace each group by one ``fused`` op (several results: a multi-output op), and each
+    large ``accumulate`` of slices left outside groups by a kernel of its own; returns
     {id(op): (make_call, bound, post)} for the code generator."""
     from ..kernels import loader
 
     if not loader.available():
         return {}
-    groups = find_groups(prog, min_size)
-    if not groups:
+    min_size = MIN_SIZE if min_size is None else min_size
+    kernels = []  # (source, inputs, scalars, results, ops)
+    grouped = set()
+    for g in find_groups(prog, min_size):
+        source, inputs, scalars, results = kernel_source(prog, g)
+        kernels.append((source, inputs, scalars, results, [op for _, op in g.ops]))
+        grouped.update(k for k, _ in g.ops)
+    for k, op in enumerate(prog.ops):
+        ranges = None if k in grouped else _lone_accumulate(prog, op, min_size)
+        if ranges is not None:
+            kernels.append((*accumulate_source(prog, op, ranges), list(op.outs), [op]))
+    if not kernels:
         return {}
     calls = {}
     replace = {}
     drop = set()
-    for n, g in enumerate(groups):
-        source, inputs, scalars, results = kernel_source(prog, g)
+    for n, (source, inputs, scalars, results, ops) in enumerate(kernels):
         kernel = loader.load(source)
-        last = g.ops[-1][1]
-        fused = Op("fused", kernel, inputs, {}, results, len(results) > 1, last.node,
-                   [op.node for _, op in g.ops], extra={"source": source})
+        fused = Op("fused", kernel, inputs, {}, results, len(results) > 1, ops[-1].node,
+                   [op.node for op in ops], extra={"source": source})
         name = f"K{n}"
         converters = {a: ("bool" if prog.dtype(a) == _BOOL else "float") for a in scalars}
         position = {inputs.index(a): converters[a] for a in scalars}
@@ -395,8 +507,8 @@ def fuse(prog, min_size=None):
 
         post = [] if floats == results else [f"v{v} = _f64(v{v})" for v in floats]
         calls[id(fused)] = (make, {name: kernel, "_f64": np.float64}, post)
-        replace[id(last)] = fused
-        for _, op in g.ops[:-1]:
+        replace[id(ops[-1])] = fused
+        for op in ops[:-1]:
             drop.add(id(op))
     prog.ops = [replace.get(id(op), op) for op in prog.ops if id(op) not in drop]
     dead_code(prog)  # views now read through their arrays inside kernels

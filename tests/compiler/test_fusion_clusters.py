@@ -104,12 +104,24 @@ def test_two_dimensional_slices_and_partly_covered_results():
     assert any("np.zeros((50, 100))" in s for s in c.kernel_sources)  # two corners stay 0
 
 
-@pytest.mark.parametrize("f, x", [
-    (lambda x: hnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2), X),
-    (lambda w: hnp.sum(w[:, 1] ** 2 * 2.0 + w[:, 3] ** 3), X.reshape(1000, 5)),
-], ids=["overlapping-slices", "integer-indices"])
-def test_other_accumulates_stay_numpy(f, x):
-    c = _compiled(hg.grad(f), x)
+def test_overlapping_slices_accumulate_in_a_kernel_of_their_own():
+    """Terms into overlapping slices cannot join an elementwise loop; their accumulate runs
+    as its own kernel, one loop per term in numpy's order: the same bits."""
+    def f(w):
+        return hnp.sum(hnp.sin(w[:, 1:]) * w[:, 1:]) + hnp.sum(w[:, :-1] ** 3) + \
+            hnp.sum(hnp.cos(w[::2]) * 2.0) + hnp.sum(w[3:7, 2:] * 0.5)
+    w = X.reshape(50, 100)
+    c = _compiled(hg.grad(f), w)
+    assert "accumulate" not in c.counts_after
+    source = next(s for s in c.kernel_sources if "r0 = np.zeros((50, 100))" in s)
+    assert source.count("+=") == 5 and "r0[2 * i0, i1] +=" in source  # one is constant
+    np.testing.assert_array_equal(hg.function(hg.grad(f))(w),
+                                  hg.function(hg.grad(f), jit_kernels=False)(w))
+
+
+def test_integer_indices_accumulate_on_numpy():
+    c = _compiled(hg.grad(lambda w: hnp.sum(w[:, 1] ** 2 * 2.0 + w[:, 3] ** 3)),
+                  X.reshape(1000, 5))
     assert c.counts_after.get("accumulate") == 1 and c.counts_after.get("fused")
 
 
@@ -173,3 +185,38 @@ def test_wide_trees_split_into_kernels_of_bounded_size():
     c = _compiled(wide, cols, rows)
     assert c.counts_after.get("add_n") == 1  # 60 operands: stays on numpy
     assert all(len(op.args) <= MAX_GROUP_ARGS for op in c.program.ops if op.name == "fused")
+
+
+def test_diagonal_of():
+    from hessgrad.compiler.fusion import diagonal_of
+    eye = np.eye(5)
+    for value, offset, values in [
+            (eye[:, 1:], -1, [0, 1, 1, 1, 1]), (eye[:, :-1], 0, [1, 1, 1, 1, 0]),
+            (2.0 * np.eye(4), 0, [2, 2, 2, 2]), (np.diag([1.0, 2, 3], k=1), 1, [1, 2, 3, 0]),
+            (eye[1:], 1, [1, 1, 1, 1])]:
+        got = diagonal_of(value)
+        assert got[0] == offset and got[1].tolist() == values
+    for value in (np.ones((3, 3)), eye + np.eye(5, k=1), eye[0], np.eye(3, dtype=np.float32),
+                  np.zeros((3, 3)), eye[:1], np.eye(3).astype(bool)):
+        assert diagonal_of(value) is None
+
+
+@pytest.mark.parametrize("transform", ["jacfwd", "jacrev"])
+def test_jacobian_bases_are_computed_in_kernels_not_read(transform):
+    """A traced Jacobian pushes slices of an identity through the function; folded, they are
+    dense constants. Kernels compute them from their indices, and a diagonal constant term of
+    an accumulate adds only its diagonal: no dense constant is read, same bits."""
+    def rosen(x):
+        return hnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+
+    x = np.linspace(-1, 1, 100)
+    f = getattr(hg, transform)(hg.grad(rosen))
+    c = _compiled(f, x)
+    assert c.counts_after["fused"] == 2 and "accumulate" not in c.counts_after
+    for op in c.program.ops:
+        assert all(np.ndim(c.program.consts[a]) < 2 for a in op.args if a in c.program.consts)
+    assert any("if i1 - i0 == -1 else 0.0" in s for s in c.kernel_sources)
+    assert any("for i in range(0, 100):" in s for s in c.kernel_sources)  # the diagonal
+    np.testing.assert_array_equal(hg.function(f)(x), hg.function(f, jit_kernels=False)(x))
+    from scipy.optimize import rosen_hess
+    np.testing.assert_allclose(hg.function(f)(x), rosen_hess(x), rtol=1e-12, atol=1e-9)
