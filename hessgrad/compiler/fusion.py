@@ -15,7 +15,7 @@ whose loop has fewer than ``MIN_SIZE`` elements stay on numpy.
 import numpy as np
 
 from .ir import Op, known, size_of
-from .passes import dead_code
+from .passes import dead_code, diagonal_of
 
 MIN_SIZE = 512
 # Numba's compile time grows faster than linearly with a kernel's size, above all with its
@@ -24,9 +24,6 @@ MIN_SIZE = 512
 # that took 15 s to compile. Groups stop growing at this many operands (counted per op, so
 # also at most this many ops), and an op with more operands stays on numpy.
 MAX_GROUP_ARGS = 48
-
-# Constants up to this size are looked at for :func:`diagonal_of` (it scans them once).
-DIAGONAL_MAX_SIZE = 1 << 22
 
 _F64 = np.dtype(np.float64)
 _BOOL = np.dtype(bool)
@@ -74,22 +71,6 @@ def literal(value):
             return repr(x)
         return "math.nan" if x != x else ("math.inf" if x > 0 else "-math.inf")
     return None
-
-
-def diagonal_of(value):
-    """``(offset, values)`` when ``value`` is a float64 matrix that is zero off one diagonal
-    (a folded slice of an identity basis, scaled: what Jacobians push through a function):
-    ``values[i]`` is its entry in row i (0.0 where the diagonal has none); None otherwise.
-    A kernel computes such a constant from its indices instead of reading it."""
-    if not (isinstance(value, np.ndarray) and value.ndim == 2 and value.dtype == _F64) or \
-            min(value.shape) < 2 or value.size > DIAGONAL_MAX_SIZE:
-        return None
-    rows, cols = np.nonzero(value)
-    if not len(rows) or np.any(cols - rows != cols[0] - rows[0]):
-        return None
-    values = np.zeros(value.shape[0])
-    values[rows] = value[rows, cols]
-    return int(cols[0] - rows[0]), values
 
 
 def scalar_op(prog, op):

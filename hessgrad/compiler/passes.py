@@ -6,6 +6,8 @@
   reshapes/casts/identities) and merges common subexpressions (same primitive, same inputs,
   equal params).
 * ``dead_code``: drops ops none of whose outputs reach a fetch.
+* ``diagonal_products``: a matrix product with a diagonal factor (a Jacobian's identity
+  basis, scaled) and a constant becomes a row or column scaling.
 * ``accumulate``: ``add_n`` over ``scatter_add``s of basic slices becomes one buffer that
   every term is added into in place (no zero-filled array per term).
 
@@ -68,6 +70,26 @@ def _all_equal(value, x):
     if a.dtype.kind not in "biufc":
         return False
     return a.size > 0 and bool(np.all(a == x))
+
+
+# Constants up to this size are looked at for :func:`diagonal_of` (it scans them once).
+DIAGONAL_MAX_SIZE = 1 << 22
+_F64 = np.dtype(np.float64)
+
+
+def diagonal_of(value):
+    """``(offset, values)`` when ``value`` is a float64 matrix that is zero off one diagonal
+    (a folded slice of an identity basis, scaled: what Jacobians push through a function):
+    ``values[i]`` is its entry in row i (0.0 where the diagonal has none); None otherwise."""
+    if not (isinstance(value, np.ndarray) and value.ndim == 2 and value.dtype == _F64) or \
+            min(value.shape) < 2 or value.size > DIAGONAL_MAX_SIZE:
+        return None
+    rows, cols = np.nonzero(value)
+    if not len(rows) or np.any(cols - rows != cols[0] - rows[0]):
+        return None
+    values = np.zeros(value.shape[0])
+    values[rows] = value[rows, cols]
+    return int(cols[0] - rows[0]), values
 
 
 class _Sweep:
@@ -346,6 +368,80 @@ def accumulate(prog):
     return prog
 
 
+def _diagonal_entries(prog, v, producer):
+    """``(values, ops)`` when ``v`` is a square float64 matrix zero off its main diagonal: a
+    diagonal constant, or one times a vector or scalar (a Jacobian's basis scaled by a
+    derivative). ``values`` holds its diagonal, computed by the new ``ops``."""
+    shape = prog.shape(v)
+    if not known(shape) or len(shape) != 2 or shape[0] != shape[1] or prog.dtype(v) != _F64:
+        return None
+    n = shape[0]
+    if v in prog.consts:
+        found = diagonal_of(prog.consts[v])
+        return (prog.new_const(found[1]), []) if found and found[0] == 0 else None
+    src = producer.get(v)
+    if src is None or src.name != "multiply" or src.params:
+        return None
+    for c, x in (src.args, src.args[::-1]):
+        found = diagonal_of(prog.consts.get(c))
+        if found is None or found[0] != 0 or prog.shape(c) != shape or \
+                prog.dtype(x) != _F64 or prog.shape(x) not in ((), (n,), (1, n), (n, 1)):
+            continue
+        ops = []
+        if len(prog.shape(x)) == 2:  # entry (i, i) is x's i-th either way
+            flat = prog.new_value((n,), _F64)
+            ops.append(Op("reshape", get("reshape").forward, [x], {"shape": (n,)}, (flat,),
+                          False, src.node))
+            x = flat
+        values = prog.new_value((n,), _F64)
+        ops.append(Op("multiply", get("multiply").forward, [prog.new_const(found[1]), x], {},
+                      (values,), False, src.node))
+        return values, ops
+    return None
+
+
+def diagonal_products(prog):
+    """``matmul(D, B)`` with ``D`` zero off its diagonal (see :func:`_diagonal_entries`) and
+    ``B`` a finite constant becomes ``diag(D)[:, None] * B`` (and ``A @ D``, ``A * diag(D)``):
+    a traced reverse-mode Jacobian multiplies its identity basis into the weights, O(n^3)
+    work for an O(n^2) result. The same numbers: the dense product only adds zeros (it would
+    differ for an infinite or NaN entry of ``B``, hence constants only)."""
+    producer = {o: op for op in prog.ops for o in op.outs}
+    out_ops, changed = [], False
+    for op in prog.ops:
+        if op.name == "matmul" and not op.params and \
+                all(known(prog.shape(a)) and len(prog.shape(a)) == 2 for a in op.args):
+            a, b = op.args
+            rewrite = None
+            for diag, other, left in ((a, b, True), (b, a, False)):
+                value = prog.consts.get(other)
+                if not isinstance(value, np.ndarray) or prog.dtype(other) != _F64 or \
+                        prog.dtype(op.outs[0]) != _F64 or not np.all(np.isfinite(value)):
+                    continue
+                found = _diagonal_entries(prog, diag, producer)
+                if found is not None:
+                    rewrite = (found, other, left)
+                    break
+            if rewrite is not None:
+                (values, ops), other, left = rewrite
+                if left:  # rows of B scaled: diag[:, None] * B
+                    column = prog.new_value((len(prog.consts[other]), 1), _F64)
+                    ops.append(Op("reshape", get("reshape").forward, [values],
+                                  {"shape": (-1, 1)}, (column,), False, op.node))
+                    values = column
+                out_ops += ops
+                out_ops.append(Op("multiply", get("multiply").forward,
+                                  [values, other] if left else [other, values], {}, op.outs,
+                                  False, op.node, op.nodes))
+                changed = True
+                continue
+        out_ops.append(op)
+    prog.ops = out_ops
+    if changed:
+        dead_code(prog)
+    return prog
+
+
 def freeze_fetched_consts(prog):
     """A fetched constant (a folded linear gradient, a zero Hessian) is the same array at every
     call: hand it out as a read-only view, so that the boundary copies it for the caller
@@ -363,6 +459,7 @@ def optimize(prog):
     """The default pipeline."""
     dead_code(prog)
     simplify(prog)
+    diagonal_products(prog)
     accumulate(prog)
     freeze_fetched_consts(prog)
     return prog

@@ -187,20 +187,6 @@ def test_wide_trees_split_into_kernels_of_bounded_size():
     assert all(len(op.args) <= MAX_GROUP_ARGS for op in c.program.ops if op.name == "fused")
 
 
-def test_diagonal_of():
-    from hessgrad.compiler.fusion import diagonal_of
-    eye = np.eye(5)
-    for value, offset, values in [
-            (eye[:, 1:], -1, [0, 1, 1, 1, 1]), (eye[:, :-1], 0, [1, 1, 1, 1, 0]),
-            (2.0 * np.eye(4), 0, [2, 2, 2, 2]), (np.diag([1.0, 2, 3], k=1), 1, [1, 2, 3, 0]),
-            (eye[1:], 1, [1, 1, 1, 1])]:
-        got = diagonal_of(value)
-        assert got[0] == offset and got[1].tolist() == values
-    for value in (np.ones((3, 3)), eye + np.eye(5, k=1), eye[0], np.eye(3, dtype=np.float32),
-                  np.zeros((3, 3)), eye[:1], np.eye(3).astype(bool)):
-        assert diagonal_of(value) is None
-
-
 @pytest.mark.parametrize("transform", ["jacfwd", "jacrev"])
 def test_jacobian_bases_are_computed_in_kernels_not_read(transform):
     """A traced Jacobian pushes slices of an identity through the function; folded, they are
