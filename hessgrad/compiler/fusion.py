@@ -7,7 +7,9 @@ with their broadcast strides written out statically, sliced ``getitem`` views th
 arrays) that keeps every intermediate in a register: a value leaves the kernel as an array
 only when it is fetched or read outside the group, sums add up during the loop, and scatters
 store their terms straight into their slices of the result (zero-filled only when the terms do
-not cover it). Kernels are generated as text and compiled by :mod:`hessgrad.kernels.loader`.
+not cover it). A constant zero off one diagonal (a Jacobian's basis) is computed from the loop
+indices, not read. An ``accumulate`` whose terms overlap gets a kernel of its own, one loop per
+term. Kernels are generated as text and compiled by :mod:`hessgrad.kernels.loader`.
 Only float64 (and boolean masks) are fused, so the numbers are numpy's up to rounding; groups
 whose loop has fewer than ``MIN_SIZE`` elements stay on numpy.
 """
@@ -272,7 +274,7 @@ def kernel_source(prog, group):
     idx = [f"i{d}" for d in range(nd)]
     inputs, names, scalars = [], {}, []
     temps = {}
-    diagonals = {}  # constant -> diagonal_of(it)
+    diagonals = {}  # constant -> _diagonal_entry(it)
     pre, body, results = [], [], []
     members = {k for k, _ in group.ops}
     fetched = set(prog.fetches)
@@ -289,18 +291,11 @@ def kernel_source(prog, group):
         index = ["0" if d == 1 and shape[lead + j] != 1 else idx[lead + j]
                  for j, d in enumerate(a_shape)]
         if a in prog.consts and a not in diagonals:
-            diagonals[a] = diagonal_of(prog.consts[a])
+            diagonals[a] = _diagonal_entry(prog, prog.consts[a], inputs, names)
         if diagonals.get(a) is not None:
-            offset, values = diagonals[a]
+            offset, entry = diagonals[a]
             row, col = index
-            on = values[max(0, -offset):max(0, min(len(values), a_shape[1] - offset))]
-            entry = literal(on[0]) if np.all(on == on[0]) else None
-            if entry is None:
-                v = prog.new_const(values)
-                names[v] = f"a{len(inputs)}"
-                inputs.append(v)
-                entry = f"{names[v]}[{row}]"
-            return f"({entry} if {col} - {row} == {offset} else 0.0)"
+            return f"({entry.format(row)} if {col} - {row} == {offset} else 0.0)"
         view = producer.get(a)
         ranges = None if view is None or view.name != "getitem" or not a_shape or \
             not known(prog.shape(view.args[0])) else \
@@ -367,6 +362,22 @@ def kernel_source(prog, group):
     returned = ", ".join(f"r{j}" for j in range(len(results)))
     lines.append(f"    return {returned}" if len(results) == 1 else f"    return ({returned})")
     return "\n".join(lines) + "\n", inputs, scalars, results
+
+
+def _diagonal_entry(prog, value, inputs, names):
+    """For a constant zero off one diagonal (:func:`diagonal_of`): its offset and the text
+    of its entry in row ``{}`` (a literal, or a kernel argument holding the diagonal)."""
+    found = diagonal_of(value)
+    if found is None:
+        return None
+    offset, values = found
+    on = values[max(0, -offset):min(len(values), value.shape[1] - offset)]
+    if np.all(on == on[0]):
+        return offset, literal(on[0])
+    v = prog.new_const(values)
+    names[v] = f"a{len(inputs)}"
+    inputs.append(v)
+    return offset, names[v] + "[{}]"
 
 
 def _lone_accumulate(prog, op, min_size):

@@ -425,7 +425,7 @@ def diagonal_products(prog):
             if rewrite is not None:
                 (values, ops), other, left = rewrite
                 if left:  # rows of B scaled: diag[:, None] * B
-                    column = prog.new_value((len(prog.consts[other]), 1), _F64)
+                    column = prog.new_value((prog.shape(other)[0], 1), _F64)
                     ops.append(Op("reshape", get("reshape").forward, [values],
                                   {"shape": (-1, 1)}, (column,), False, op.node))
                     values = column
