@@ -136,10 +136,10 @@ def _slice_ranges(index, shape):
     return tuple(p.indices(n) for p, n in zip(parts, shape))
 
 
-def _scatter_ranges(prog, op):
-    """For a float64 ``accumulate`` whose indices are all slices (or None: everything), each
-    two the same or disjoint: the :func:`_slice_ranges` of each term; None otherwise.
-    (Partly overlapping terms would be added in another order than numpy's.)"""
+def _term_ranges(prog, op):
+    """For a float64 ``accumulate`` whose indices are all slices (or None: everything), with
+    terms of known shapes that broadcast to their slices: each term's :func:`_slice_ranges`;
+    None otherwise."""
     shape = prog.shape(op.outs[0])
     if op.name != "accumulate" or not known(shape) or not shape or \
             prog.dtype(op.outs[0]) != _F64:
@@ -147,10 +147,20 @@ def _scatter_ranges(prog, op):
     ranges = []
     for term, index in zip(op.args, op.params["indices"]):
         r = _slice_ranges(() if index is None else index, shape)
-        if r is None or prog.dtype(term) != _F64 or not known(prog.shape(term)):
+        if r is None or prog.dtype(term) != _F64 or not known(prog.shape(term)) or \
+                not _broadcasts_to(prog.shape(term), tuple(len(range(*x)) for x in r)):
             return None
         ranges.append(r)
-    count = np.zeros(shape, np.intp)
+    return ranges
+
+
+def _scatter_ranges(prog, op):
+    """:func:`_term_ranges` when each two terms' slices are the same or disjoint; None
+    otherwise. (Partly overlapping terms would be added in another order than numpy's.)"""
+    ranges = _term_ranges(prog, op)
+    if ranges is None:
+        return None
+    count = np.zeros(prog.shape(op.outs[0]), np.intp)
     for r in set(ranges):
         count[tuple(slice(*_slice_args(*x)) for x in r)] += 1
     return ranges if count.max() <= 1 else None
@@ -184,8 +194,7 @@ def _loop_kind(prog, op):
         shapes = {tuple(len(range(*r)) for r in rs) for rs in ranges}
         if len(shapes) == 1:
             (shape,) = shapes
-            if all(_broadcasts_to(prog.shape(t), shape) for t in op.args):
-                return "scatter", shape
+            return "scatter", shape
     return None, None
 
 
@@ -380,26 +389,6 @@ def _diagonal_entry(prog, value, inputs, names):
     return offset, names[v] + "[{}]"
 
 
-def _lone_accumulate(prog, op, min_size):
-    """For a float64 ``accumulate`` of at least ``min_size`` elements whose terms fill slices
-    (overlaps allowed): each term's slice ranges; None otherwise."""
-    shape = prog.shape(op.outs[0])
-    if op.name != "accumulate" or not known(shape) or not shape or \
-            prog.dtype(op.outs[0]) != _F64 or size_of(shape) < min_size:
-        return None
-    ranges = []
-    for term, index in zip(op.args, op.params["indices"]):
-        r = _slice_ranges(() if index is None else index, shape)
-        term_shape = prog.shape(term)
-        if r is None or not known(term_shape) or not _broadcasts_to(
-                term_shape, tuple(len(range(*x)) for x in r)) or not (
-                prog.dtype(term) == _F64 or (term in prog.consts and
-                                             literal(prog.consts[term]) is not None)):
-            return None
-        ranges.append(r)
-    return ranges
-
-
 def accumulate_source(prog, op, ranges):
     """(source, inputs, scalars) of a kernel for an ``accumulate`` op: a zeroed result and one
     loop per term adding it into its slice, in order (numpy's order, without numpy's per-row
@@ -427,7 +416,7 @@ def accumulate_source(prog, op, ranges):
             continue
         idx = [f"i{d}" for d in range(len(loop))]
         lead = len(loop) - len(term_shape)
-        if term in prog.consts and literal(value) is not None:
+        if literal(value) is not None:
             read = literal(value)
         elif not term_shape:
             read = arg(term)
@@ -473,8 +462,8 @@ def fuse(prog, min_size=None):
         kernels.append((source, inputs, scalars, results, [op for _, op in g.ops]))
         grouped.update(k for k, _ in g.ops)
     for k, op in enumerate(prog.ops):
-        ranges = None if k in grouped else _lone_accumulate(prog, op, min_size)
-        if ranges is not None:
+        ranges = None if k in grouped else _term_ranges(prog, op)
+        if ranges is not None and size_of(prog.shape(op.outs[0])) >= min_size:
             kernels.append((*accumulate_source(prog, op, ranges), list(op.outs), [op]))
     if not kernels:
         return {}

@@ -409,14 +409,14 @@ def diagonal_products(prog):
     producer = {o: op for op in prog.ops for o in op.outs}
     out_ops, changed = [], False
     for op in prog.ops:
-        if op.name == "matmul" and not op.params and \
+        if op.name == "matmul" and not op.params and prog.dtype(op.outs[0]) == _F64 and \
                 all(known(prog.shape(a)) and len(prog.shape(a)) == 2 for a in op.args):
             a, b = op.args
             rewrite = None
             for diag, other, left in ((a, b, True), (b, a, False)):
                 value = prog.consts.get(other)
-                if not isinstance(value, np.ndarray) or prog.dtype(other) != _F64 or \
-                        prog.dtype(op.outs[0]) != _F64 or not np.all(np.isfinite(value)):
+                if not isinstance(value, np.ndarray) or value.dtype != _F64 or \
+                        not np.all(np.isfinite(value)):
                     continue
                 found = _diagonal_entries(prog, diag, producer)
                 if found is not None:
