@@ -129,6 +129,9 @@ class CompiledPlan:
     def batched_fetches(self, batched):
         return self.plan.batched_fetches(batched)
 
+    def total_batched_size(self, batched):
+        return self.plan.total_batched_size(batched)
+
     def _compile_batched(self, k, batched):
         return self._compile_batched_program(self.program, self._optimized_ops, batched, k)
 

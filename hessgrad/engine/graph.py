@@ -458,7 +458,7 @@ class Plan:
         self.feed_names = [t.name for t in feeds]
         self.variables = []
         self.steps = []
-        self._largest_batched = {}  # batch flags -> largest_batched_size
+        self._batched_size_cache = {}  # batch flags -> (largest, total) batched sizes
         self._batched_fetches = {}  # batch flags -> batched_fetches
         dynamic = set(self.feed_slots)
         for node in sorted(needed.values(), key=lambda n: n.seq):
@@ -532,21 +532,29 @@ class Plan:
         """Elements in the largest array that depends on the feeds flagged in ``batched``:
         what one batch member costs in memory in :meth:`run_batched` (cached per flags: the
         dense Hessian asks at every call)."""
-        key = tuple(bool(b) for b in batched)
-        if key not in self._largest_batched:
-            self._largest_batched[key] = self._largest_batched_size(key)
-        return self._largest_batched[key]
+        return self._batched_sizes(batched)[0]
 
-    def _largest_batched_size(self, batched):
-        dependent = {s for s, flag in zip(self.feed_slots, batched) if flag}
-        largest = 1
-        for _, arg_slots, _, out, node in self.steps:
-            if dependent.intersection(arg_slots):
-                dependent.update((out,) if type(out) is int else out)
-                for o in node.outputs:
-                    if o.shape is not None and None not in o.shape:
-                        largest = max(largest, int(np.prod(o.shape, dtype=np.int64)))
-        return largest
+    def total_batched_size(self, batched):
+        """Elements in all the arrays that depend on the feeds flagged in ``batched``
+        together: what one batch member costs at most in memory while :meth:`run_flagged`
+        runs (it keeps every intermediate)."""
+        return self._batched_sizes(batched)[1]
+
+    def _batched_sizes(self, batched):
+        key = tuple(bool(b) for b in batched)
+        sizes = self._batched_size_cache.get(key)
+        if sizes is None:
+            dependent = {s for s, flag in zip(self.feed_slots, key) if flag}
+            largest = total = 1
+            for _, arg_slots, _, out, node in self.steps:
+                if dependent.intersection(arg_slots):
+                    dependent.update((out,) if type(out) is int else out)
+                    for o in node.outputs:
+                        if o.shape is not None and None not in o.shape:
+                            size = int(np.prod(o.shape, dtype=np.int64))
+                            largest, total = max(largest, size), total + size
+            sizes = self._batched_size_cache[key] = (largest, total)
+        return sizes
 
     def check_batched_feeds(self, feed_values, batched):
         """``(arrays, k)``: the feeds as arrays of the placeholders' dtypes, checked to have

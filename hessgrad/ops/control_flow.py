@@ -66,6 +66,7 @@ from ..engine.tensor import Tensor, Variable, is_differentiable_dtype, shape_of
 from .core import constant, convert_to_tensor, identity, reshape, stack, unstack, zeros, \
     zeros_like
 from .elementwise import add, greater, maximum, subtract
+from .loop_rows import independent_rows, run_rows
 from .shape import concatenate
 
 
@@ -435,7 +436,7 @@ class _Record:
 class _Loop:
     """The static facts of a traced ``while`` node its VJP needs."""
 
-    def __init__(self, cond, body, captures, avals, buffers, out_avals, owned=()):
+    def __init__(self, cond, body, captures, avals, buffers, out_avals, owned=(), rows=None):
         self.cond = cond                # the condition's _Block
         self.body = body                # the body's _Block
         self.captures = captures        # the outer tensors the node was built with
@@ -444,11 +445,18 @@ class _Loop:
         self.recorded = [j for j in range(len(avals)) if j not in buffers]
         self.out_avals = out_avals
         self.owned = owned              # cotangent buffers the body updates in place (_OWNED)
+        self.rows = rows                # iterations independent: a loop_rows.Rows, else None
 
 
-def _while_forward(*values, n_vars, cond_plan, body_plan, maximum_iterations, record, loop):
+def _while_forward(*values, n_vars, cond_plan, body_plan, maximum_iterations, record, loop,
+                   rows_plan=None):
     state = list(values[:n_vars])
     captures = list(values[n_vars:])
+    if rows_plan is not None and not record.on:  # all iterations in batches (loop_rows)
+        done = run_rows(loop.rows, rows_plan, state, captures, maximum_iterations)
+        if done is not None:
+            state, count = done
+            return tuple(state) + (np.int64(count),) + (None,) * len(loop.recorded)
     history = [] if record.on else None
     owned = None
     if loop.owned and history is None:  # this run's own copies, updated in place
@@ -832,11 +840,14 @@ def _make_while(graph, cond_flat, body_flat, flat, avals, buffers, max_iter, rec
     for j, (shape, dtype) in enumerate(avals):
         if j not in buffers:  # the stacked state of every iteration (the VJP's history)
             out_avals.append((None if shape is None else (None,) + tuple(shape), dtype))
-    loop = _Loop(cond_block, body_block, captures, avals, buffers, out_avals, frozenset(owned))
+    rows = None if owned else independent_rows(cond_block, body_block, buffers, captures)
+    loop = _Loop(cond_block, body_block, captures, avals, buffers, out_avals, frozenset(owned),
+                 rows=rows and rows[0])
+    extra = {} if rows is None else {"rows_plan": rows[1]}
     with graph.as_default():
         return _while(*flat, *captures, n_vars=n_vars, cond_plan=cond_block.plan(captures),
                       body_plan=body_block.plan(captures), maximum_iterations=max_iter,
-                      record=record or _Record(), loop=loop)
+                      record=record or _Record(), loop=loop, **extra)
 
 
 def _expand_kinds(kinds):
