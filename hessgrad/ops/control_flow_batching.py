@@ -367,7 +367,10 @@ def _read_adjoint_batched(forward, args, flags, prefix=False):
     else:
         if fi and (mask := active_members()) is not None:  # inactive: any row in range
             idx = np.where(mask.reshape((k,) + (1,) * idx_core), idx, 0)
-        np.add.at(out, (_row_index(np.arange(k), idx_core), idx), g)  # repeats add up
+        if idx_core == 0:  # one row per member (a loop's read at its counter): no repeats
+            out[np.arange(k), idx] = g
+        else:
+            np.add.at(out, (_row_index(np.arange(k), idx_core), idx), g)  # repeats add up
     return out
 
 
