@@ -40,7 +40,9 @@ it takes a written row out of it (``tensor_array_pop``) and adds a read's row in
 ``scan`` differentiates in O(T) rather than copying the whole buffer at each step.
 
 Batched runs (``Function.map``, batched Hessian-vector products, ``vmap``) run a ``while`` or
-``cond`` node on the whole batch at once: see :mod:`.control_flow_batching`.
+``cond`` node on the whole batch at once: see :mod:`.control_flow_batching`. A loop whose
+iterations are independent (``hessians``, ``map_fn``) runs its iterations so, as batches of
+rows: see :mod:`.loop_rows`.
 
 TensorArray in graph mode is one loop-carried buffer tensor of shape ``(capacity,) +
 element_shape`` (plus a size tensor when ``dynamic_size``). Writes update the buffer *in place*

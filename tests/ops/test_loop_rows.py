@@ -176,3 +176,24 @@ def test_gradients_and_batched_runs_of_a_rows_loop(batched_runs):
     # A batch of calls: the node's batching rule runs the loop once for the whole batch.
     xs = np.stack([x0, 2 * x0])
     np.testing.assert_allclose(hg.vmap(hg.function(f))(xs), [f(x0), f(2 * x0)], rtol=1e-13)
+
+
+def test_nested_loops_and_integer_rows(batched_runs, monkeypatch):
+    # hessians through a map_fn (its body then holds the reverse loop of the map), a map_fn
+    # inside a map_fn, and rows of integers.
+    x0 = np.random.default_rng(4).standard_normal(6)
+
+    def f(x):
+        return hg.reduce_sum(hg.map_fn(lambda r: hg.sin(r) * r * r, x) * hg.exp(x))
+
+    def outputs(x):
+        nested = hg.map_fn(lambda row: hg.reduce_sum(hg.map_fn(lambda e: e * hg.sin(e), row)),
+                           hg.reshape(x, (3, 2)))
+        return hg.hessians(f(x), x)[0], nested, hg.map_fn(lambda r: hg.cast(r * 10, "int64"), x)
+    fast = hg.function(outputs)(x0)
+    assert batched_runs and all(batched_runs)
+    np.testing.assert_allclose(fast[0], hg.hessian(f)(x0), rtol=1e-13, atol=1e-14)
+    assert fast[2].dtype == np.int64
+    step_by_step(monkeypatch)
+    for u, v in zip(fast, hg.function(outputs)(x0)):
+        np.testing.assert_array_equal(u, v)
