@@ -150,7 +150,7 @@ def _state_flags(cond_plan, body_plan, flags, n_vars):
 
 
 def _batched_loop(args, flags, *, n_vars, cond_plan, body_plan, maximum_iterations, record,
-                  loop, rows_plan=None):  # rows_plan: batched rows of one member only
+                  loop, rows_plan=None):  # rows_plan: unused, a batch's loop steps
     k = _batch_size(args, flags)
     buffers = loop.buffers
     state_flags, pred_batched = _state_flags(cond_plan, body_plan, flags, n_vars)

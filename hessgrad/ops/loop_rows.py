@@ -92,7 +92,7 @@ def independent_rows(cond, body, buffers, captures):
     j, one = step.inputs if step.inputs[0] is body.params[c] else step.inputs[::-1]
     if j is not body.params[c] or not _is_integer(_constant(one)) or _constant(one) != 1:
         return None
-    writes, values = {}, []
+    writes, written = {}, []  # id(buffer placeholder) -> its write; the buffers' indices
     for k, (param, out) in enumerate(zip(body.params, body.outputs)):
         if k == c or out is param:
             continue
@@ -102,18 +102,16 @@ def independent_rows(cond, body, buffers, captures):
                 node.params.get("dynamic"):
             return None
         writes[id(param)] = node
-        values.append(node.inputs[2])
-    if not values:
+        written.append(k)
+    if not written:
         return None
     for node in body.nodes:  # a buffer is only written, at row j: no iteration reads another's
         for a in node.inputs:
             if id(a) in writes and writes[id(a)] is not node:
                 return None
-    rows = Rows(c, limit, limit_capture, sorted(k for k, (p, o) in
-                                                enumerate(zip(body.params, body.outputs))
-                                                if id(p) in writes),
-                body.params[c].dtype)
-    return rows, Plan(body.graph, values, body.params + list(captures))
+    values = [writes[id(body.params[k])].inputs[2] for k in written]
+    return (Rows(c, limit, limit_capture, written, body.params[c].dtype),
+            Plan(body.graph, values, body.params + list(captures)))
 
 
 def run_rows(rows, rows_plan, state, captures, maximum_iterations):
