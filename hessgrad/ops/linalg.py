@@ -22,6 +22,11 @@ def _check_matmul(a, b):
     if ka != kb:
         raise ValueError(f"matmul: contraction dimensions differ: a has shape {sa}, "
                          f"b has shape {sb} ({ka} != {kb})")
+    if ka == 1 and len(sa) == len(sb) == 2 and type(a) is type(b) is np.ndarray and \
+            a.dtype == b.dtype == np.float64:
+        # An outer product (a dense layer's gradient for one output): the same products as
+        # BLAS computes, in half its time for k = 1.
+        return np.multiply(a, b)
     return np.matmul(a, b)
 
 

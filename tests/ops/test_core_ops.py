@@ -114,6 +114,19 @@ def test_matmul_shape_error_names_shapes():
         linalg.matmul(np.ones((2, 3)), np.ones((4, 2)))
 
 
+@pytest.mark.parametrize("n, m", [(1, 1), (7, 5), (300, 40), (0, 3)])
+def test_matmul_outer_product_shape_is_numpys(n, m):
+    # (n, 1) @ (1, m) runs as a broadcast product: numpy's matmul bit for bit, any layout.
+    a, b = rng.standard_normal((n, 1)), rng.standard_normal((m, 1)).T
+    for bb in (b, np.ascontiguousarray(b)):
+        out = linalg.matmul(a, bb).numpy()
+        assert out.dtype == np.float64 and out.flags.c_contiguous
+        np.testing.assert_array_equal(out, np.matmul(a, bb))
+    assert linalg.matmul(a.astype(np.float32), bb).numpy().dtype == np.float64
+    if n and m:
+        check_grads(lambda a, b: linalg.matmul(a, b), (a[:3], b), order=2)
+
+
 
 def test_cast_gradient_returns_to_input_dtype():
     x = hg.constant([1.0, 2.0], dtype="float32")
