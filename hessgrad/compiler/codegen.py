@@ -11,6 +11,7 @@ import numpy as np
 
 from ..engine.tensor import Tensor
 from ..kernels import vecmath
+from ..ops.linalg import matmul_kernel
 from .ir import known
 
 # Primitives that are numpy ufuncs applied as is (tanh, logaddexp: their vectorised stand-ins):
@@ -22,9 +23,10 @@ UFUNCS = {
     "absolute": np.abs, "square": np.square, "maximum": np.maximum, "minimum": np.minimum,
     "power": np.power, "reciprocal": np.reciprocal, "logaddexp": vecmath.logaddexp,
 }
-# Primitives whose forward checks its operands' shapes, then calls this numpy function: with
-# every shape known at trace time (and so checked there), the bare function.
-SHAPE_CHECKED = {"matmul": np.matmul}
+# Primitives whose forward checks its operands' shapes, then calls the numpy function this
+# picks from their shapes and dtypes: with every shape known at trace time (and so checked
+# there), the bare function.
+SHAPE_CHECKED = {"matmul": matmul_kernel}
 # Ops whose result never shares memory with an input (so an input can be recycled later).
 NO_ALIAS = set(UFUNCS) | {"fused", "accumulate", "sum", "mean", "matmul", "matmul_pair",
                           "scatter_add", "add_n", "sigmoid", "where", "ones_like", "zeros_like"}
@@ -167,7 +169,8 @@ def generate(prog, kernel_calls=None, name="compiled_graph"):
                 call = f"u{k}({', '.join(args)})"
         elif op.name in SHAPE_CHECKED and not op.params and \
                 all(known(prog.shape(a)) for a in op.args):
-            ns[f"u{k}"] = SHAPE_CHECKED[op.name]
+            ns[f"u{k}"] = SHAPE_CHECKED[op.name](*[prog.shape(a) for a in op.args],
+                                                 *[prog.dtype(a) for a in op.args])
             call = f"u{k}({', '.join(args)})"
         if call is None:
             ns[f"F{k}"] = op.fn

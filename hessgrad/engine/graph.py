@@ -269,6 +269,16 @@ class _DefaultGraph:
         THREAD.state.graphs.pop()
 
 
+def constant_value(x):
+    """The value of an operand known when the graph is built (a Python or numpy value, an
+    eager tensor, a constant node's output), or None for a symbolic tensor."""
+    if not isinstance(x, Tensor):
+        return x
+    if x._value is not None:
+        return x._value
+    return x._node.params["value"] if x._node.prim is CONST else None
+
+
 def is_weak(x):
     """Whether ``x`` promotes weakly: a Python number, or a weak tensor (one standing for a
     traced Python scalar)."""

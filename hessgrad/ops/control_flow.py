@@ -61,7 +61,7 @@ from ..engine.dispatch import READ, bind
 from ..engine.forward import push_tangents
 from ..engine.gradients import gradients
 from ..engine.graph import (CONST, PASS_THROUGH, UNFOLDABLE, WRITES_IN_PLACE, Plan,
-                            get_default_graph, is_weak)
+                            constant_value, get_default_graph, is_weak)
 from ..engine.nest import flatten, pack_as
 from ..engine.registry import primitive
 from ..engine.tensor import Tensor, Variable, is_differentiable_dtype, shape_of
@@ -415,14 +415,11 @@ def _describe(structure):
 def _concrete_int(x, what):
     if x is None:
         return None
-    if isinstance(x, Tensor):
-        if x._value is not None:
-            return int(x._value)
-        if x._node.prim is CONST:
-            return int(x._node.params["value"])
+    value = constant_value(x)
+    if value is None:
         raise TypeError(f"{what} must be known when the graph is built (a Python int or a "
                         f"constant), got the symbolic tensor {x.name}")
-    return int(x)
+    return int(value)
 
 
 # --- while_loop -----------------------------------------------------------------------------

@@ -8,9 +8,20 @@ import opt_einsum
 
 from ..engine.registry import PerInput, primitive
 from ..engine.tensor import dtype_of, shape_of
-from .core import broadcast_to, reshape, stack, sum_to, unbroadcast
+from .core import REAL_FLOATS, broadcast_to, reshape, stack, sum_to, unbroadcast
 from .elementwise import conjugate
 from .shape import expand_dims, getitem, swapaxes
+
+
+def matmul_kernel(a_shape, b_shape, a_dtype, b_dtype):
+    """The numpy function that computes ``matmul`` of checked operands of these shapes and
+    dtypes: an outer product ``(n, 1) @ (1, m)`` of one real float dtype (a dense layer's
+    gradient for one output) as a broadcast product, the same products BLAS computes in
+    about half its time; else ``np.matmul``."""
+    if len(a_shape) == len(b_shape) == 2 and a_shape[1] == 1 and a_dtype is not None and \
+            a_dtype == b_dtype and a_dtype in REAL_FLOATS:
+        return np.multiply
+    return np.matmul
 
 
 def _check_matmul(a, b):
@@ -22,12 +33,7 @@ def _check_matmul(a, b):
     if ka != kb:
         raise ValueError(f"matmul: contraction dimensions differ: a has shape {sa}, "
                          f"b has shape {sb} ({ka} != {kb})")
-    if ka == 1 and len(sa) == len(sb) == 2 and type(a) is type(b) is np.ndarray and \
-            a.dtype == b.dtype == np.float64:
-        # An outer product (a dense layer's gradient for one output): the same products as
-        # BLAS computes, in half its time for k = 1.
-        return np.multiply(a, b)
-    return np.matmul(a, b)
+    return matmul_kernel(sa, sb, getattr(a, "dtype", None), getattr(b, "dtype", None))(a, b)
 
 
 def _matmul_vjp_a(g, ans, a, b):

@@ -29,8 +29,7 @@ import numbers
 
 import numpy as np
 
-from ..engine.graph import CONST, Plan
-from ..engine.tensor import Tensor
+from ..engine.graph import Plan, constant_value
 
 ROW_BUDGET = 1 << 19  # elements in all of a batch's intermediates (4 MB of float64)
 
@@ -44,17 +43,6 @@ class Rows:
         self.limit_capture = limit_capture  # ... the index of the capture holding it
         self.buffers = buffers              # indices of the buffers written at row j
         self.dtype = dtype                  # j's dtype
-
-
-def _constant(x):
-    """The value of a constant operand, or None."""
-    if not isinstance(x, Tensor):
-        return x
-    if x._value is not None:
-        return x._value
-    if x._node is not None and x._node.prim is CONST:
-        return x._node.params["value"]
-    return None
 
 
 def _is_integer(value):
@@ -78,7 +66,7 @@ def independent_rows(cond, body, buffers, captures):
     c = _position(cond.params, pred.inputs[0])
     if c is None or body.params[c].dtype.kind not in "iu" or body.params[c].shape != ():
         return None
-    limit, limit_capture = _constant(pred.inputs[1]), None
+    limit, limit_capture = constant_value(pred.inputs[1]), None
     if limit is None:
         limit_capture = _position(captures, pred.inputs[1])
         if limit_capture is None or _position(cond.captures, pred.inputs[1]) is None or \
@@ -90,7 +78,8 @@ def independent_rows(cond, body, buffers, captures):
     if step is None or step.prim.name != "add" or len(step.inputs) != 2:
         return None
     j, one = step.inputs if step.inputs[0] is body.params[c] else step.inputs[::-1]
-    if j is not body.params[c] or not _is_integer(_constant(one)) or _constant(one) != 1:
+    step_size = constant_value(one)
+    if j is not body.params[c] or not _is_integer(step_size) or step_size != 1:
         return None
     writes, written = {}, []  # id(buffer placeholder) -> its write; the buffers' indices
     for k, (param, out) in enumerate(zip(body.params, body.outputs)):

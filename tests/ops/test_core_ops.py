@@ -114,16 +114,20 @@ def test_matmul_shape_error_names_shapes():
         linalg.matmul(np.ones((2, 3)), np.ones((4, 2)))
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("n, m", [(1, 1), (7, 5), (300, 40), (0, 3)])
-def test_matmul_outer_product_shape_is_numpys(n, m):
+def test_matmul_outer_product_shape_is_numpys(n, m, dtype):
     # (n, 1) @ (1, m) runs as a broadcast product: numpy's matmul bit for bit, any layout.
-    a, b = rng.standard_normal((n, 1)), rng.standard_normal((m, 1)).T
+    a, b = rng.standard_normal((n, 1)).astype(dtype), rng.standard_normal((m, 1)).T.astype(dtype)
     for bb in (b, np.ascontiguousarray(b)):
         out = linalg.matmul(a, bb).numpy()
-        assert out.dtype == np.float64 and out.flags.c_contiguous
+        assert out.dtype == dtype and out.flags.c_contiguous
         np.testing.assert_array_equal(out, np.matmul(a, bb))
-    assert linalg.matmul(a.astype(np.float32), bb).numpy().dtype == np.float64
-    if n and m:
+        traced = hg.function(lambda a, b: linalg.matmul(a, b))(a, bb)
+        np.testing.assert_array_equal(traced, np.matmul(a, bb))
+    mixed = a.astype(np.float32 if dtype == np.float64 else np.float64)
+    assert linalg.matmul(mixed, bb).numpy().dtype == np.float64
+    if n and m and dtype == np.float64:
         check_grads(lambda a, b: linalg.matmul(a, b), (a[:3], b), order=2)
 
 
