@@ -35,7 +35,7 @@ from .batched import batch_program
 from .blocks import compile_blocks
 from .codegen import generate
 from .fusion import MIN_SIZE, fuse
-from .ir import Program
+from .ir import Program, size_of
 from .passes import optimize
 from .products import merge_products
 from .split import SplitRunner, cached_batched, split_program
@@ -71,6 +71,7 @@ class CompiledPlan:
         self._optimized_ops = list(prog.ops)  # before fusion: what batched runs rewrite
         self._batched = {}
         self._splits = {}
+        self._peak_sizes = {}
         self.min_kernel_size = min_kernel_size
         self.jit_kernels = jit_kernels
         generated = self._generate(prog)
@@ -130,7 +131,16 @@ class CompiledPlan:
         return self.plan.batched_fetches(batched)
 
     def total_batched_size(self, batched):
-        return self.plan.total_batched_size(batched)
+        """Elements that one batch member holds at most at once while :meth:`run_flagged`
+        runs. Unlike the plan's interpreter, generated code frees each value at its last use,
+        so this is the peak over the optimized program of the batched values alive together
+        (fusion only removes values; cached per flags)."""
+        key = tuple(bool(b) for b in batched)
+        size = self._peak_sizes.get(key)
+        if size is None:
+            size = self._peak_sizes[key] = _peak_batched_size(self.program, self._optimized_ops,
+                                                              key)
+        return size
 
     def _compile_batched(self, k, batched):
         return self._compile_batched_program(self.program, self._optimized_ops, batched, k)
@@ -177,6 +187,33 @@ class CompiledPlan:
             f"{self.fused_kernels} fused kernels"
         return (f"{self.ops_before} steps -> {self.ops_after} ({kernels}), "
                 f"compiled in {self.compile_time * 1e3:.1f} ms")
+
+
+def _peak_batched_size(prog, ops, flags):
+    """The largest sum of elements of the values alive together that depend on the feeds
+    flagged in ``flags``, in ``ops`` run in order (fetches live to the end); at least 1."""
+    dependent = {s for s, flag in zip(prog.feeds, flags) if flag}
+    last_use = {}
+    for k, op in enumerate(ops):
+        for a in op.args:
+            last_use[a] = k
+    for v in prog.fetches:
+        last_use[v] = len(ops)
+    live = peak = 0
+    dying = {}  # op index -> elements freed after it
+    for k, op in enumerate(ops):
+        if dependent.intersection(op.args):
+            for o in op.outs:
+                dependent.add(o)
+                size = size_of(prog.shape(o))
+                if size is None:  # run-time shape: count as the interpreter does
+                    return prog.plan.total_batched_size(flags)
+                live += size
+                end = last_use.get(o, k)
+                dying[end] = dying.get(end, 0) + size
+        peak = max(peak, live)
+        live -= dying.pop(k, 0)
+    return max(1, peak)
 
 
 def compile_plan(plan, jit_kernels=True, min_kernel_size=None):

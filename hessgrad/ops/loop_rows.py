@@ -16,11 +16,12 @@ rules that ``Function.map`` and ``vmap`` use (TensorFlow's ``pfor`` does the sam
 are those of the loop, up to the rounding of batched products (a matrix product instead of
 several matrix-vector ones).
 
-Batches are bounded in memory: a batch holds at most ``ROW_BUDGET`` elements in all its
-intermediates together (which also keeps them in cache), so a long loop runs as several
-batches of one size (the last overlapping the one before: its rows are computed twice, the
-same values). The loop runs step by step
-instead when its history is kept (its gradient was asked for), when a row index would fall
+Batches are bounded in memory: a batch holds at most ``ROW_BUDGET`` elements of
+intermediates at once (the plan's ``total_batched_size`` per row: every intermediate for the
+interpreter, which keeps them all; the largest set alive together for generated code, which
+frees each at its last use), so a long loop runs as several batches of one size (the last
+overlapping the one before: its rows are computed twice, the same values). The loop runs step
+by step instead when its history is kept (its gradient was asked for), when a row index would fall
 outside a buffer, or when the batched run raises: the step-by-step loop then reports the
 error at its iteration.
 """
@@ -31,7 +32,7 @@ import numpy as np
 
 from ..engine.graph import Plan, constant_value
 
-ROW_BUDGET = 1 << 19  # elements in all of a batch's intermediates (4 MB of float64)
+ROW_BUDGET = 1 << 19  # elements of a batch's intermediates held at once (4 MB of float64)
 
 
 class Rows:

@@ -197,3 +197,17 @@ def test_nested_loops_and_integer_rows(batched_runs, monkeypatch):
     step_by_step(monkeypatch)
     for u, v in zip(fast, hg.function(outputs)(x0)):
         np.testing.assert_array_equal(u, v)
+
+
+def test_compiled_batches_count_the_values_alive_together():
+    # y = sin(x), z = 2 y, w = z + 1: the interpreter keeps y, z and w (3 rows of 5); generated
+    # code frees y after z, so at most two of them are alive at once.
+    from hessgrad.compiler import compile_plan
+    from hessgrad.engine.graph import Plan
+    with hg.Graph().as_default() as g:
+        x = hg.placeholder("float64", (5,))
+        w = hg.sin(x) * 2.0 + 1.0
+    plan = Plan(g, [w], [x])
+    assert plan.total_batched_size([True]) == 16  # (counted from 1)
+    assert compile_plan(plan).total_batched_size([True]) == 10
+    assert compile_plan(plan).total_batched_size([False]) == 1
