@@ -11,6 +11,13 @@ float64, float32, float16, int64, int32, int8, uint8, bool_, complex128 = (
 int16, uint16, uint32, uint64, intp, complex64, bool = (
     _np.int16, _np.uint16, _np.uint32, _np.uint64, _np.intp, _np.complex64, _np.bool)
 single, double, csingle, cdouble = _np.single, _np.double, _np.csingle, _np.cdouble
+# numpy's other scalar types, by their C names, so that ``hnp.int_`` or ``hnp.longdouble`` in
+# a script written for numpy (or autograd, which re-exports them) names the same type
+_C_TYPES = ("int_", "intc", "uint", "uintc", "uintp", "long", "ulong", "longlong",
+            "ulonglong", "short", "ushort", "byte", "ubyte", "half", "longdouble",
+            "clongdouble", "object_", "str_", "bytes_", "void", "character", "flexible",
+            "datetime64", "timedelta64")
+globals().update({name: getattr(_np, name) for name in _C_TYPES})
 # the abstract scalar types, for issubdtype(x.dtype, hnp.floating) and the like
 generic, number, integer, signedinteger, unsignedinteger, inexact, floating, \
     complexfloating = (_np.generic, _np.number, _np.integer, _np.signedinteger,
@@ -19,6 +26,13 @@ dtype, finfo, iinfo, ndarray = _np.dtype, _np.finfo, _np.iinfo, _np.ndarray
 promote_types, issubdtype = _np.promote_types, _np.issubdtype
 # The error state governs the numpy kernels that eager ops and compiled graphs run.
 errstate, seterr, geterr = _np.errstate, _np.seterr, _np.geterr
+# Printing: numpy's options and formatters (a tensor prints by its value, see _interop).
+set_printoptions, get_printoptions, printoptions = (_np.set_printoptions, _np.get_printoptions,
+                                                    _np.printoptions)
+array2string, array_repr, array_str = _np.array2string, _np.array_repr, _np.array_str
+format_float_positional, format_float_scientific = (_np.format_float_positional,
+                                                    _np.format_float_scientific)
+min_scalar_type, mintypecode, typename = _np.min_scalar_type, _np.mintypecode, _np.typename
 
 
 def _dtype_or_scalar(x):
@@ -58,4 +72,6 @@ __all__ = ["pi", "e", "inf", "nan", "newaxis", "euler_gamma", "float64", "float3
            "complex64", "bool", "single", "double", "csingle", "cdouble", "generic", "number",
            "integer", "signedinteger", "unsignedinteger", "inexact", "floating",
            "complexfloating", "promote_types", "issubdtype", "result_type", "can_cast",
-           "isdtype", "errstate", "seterr", "geterr"]
+           "isdtype", "errstate", "seterr", "geterr", "set_printoptions", "get_printoptions",
+           "printoptions", "array2string", "array_repr", "array_str", "format_float_positional",
+           "format_float_scientific", "min_scalar_type", "mintypecode", "typename", *_C_TYPES]

@@ -138,6 +138,10 @@ def test_dtype_rules_read_tensors():
     for name in ("complex64", "bool", "int16", "uint64", "intp", "double", "single", "cdouble",
                  "csingle", "number", "integer", "inexact", "floating", "complexfloating"):
         assert getattr(hnp, name) is getattr(np, name)
+    for name in ("int_", "intc", "uint", "longlong", "half", "longdouble", "clongdouble",
+                 "object_", "str_", "datetime64"):  # numpy's (and autograd's) C names
+        assert getattr(hnp, name) is getattr(np, name)
+    assert hnp.zeros(2, dtype=hnp.int_).dtype == np.int_
 
     def f(x, s):  # a traced Python float is weak: float32 wins, as in numpy
         assert hnp.result_type(x, s) == np.float32
@@ -213,3 +217,14 @@ def test_index_helpers_are_numpy_and_index_tensors():
 def test_errors(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+def test_printing_a_tensor_prints_its_value():
+    x = hg.constant(np.array([1.0, 2.5, -1.0 / 3.0]))
+    assert hnp.array2string(x, precision=3) == np.array2string(np.asarray(x), precision=3)
+    assert hnp.array_str(x) == np.array_str(np.asarray(x))
+    with hnp.printoptions(precision=2):
+        assert hnp.get_printoptions()["precision"] == 2
+        assert np.array2string(x) == "[ 1.    2.5  -0.33]"
+    assert hnp.format_float_positional(0.5) == "0.5"
+    assert hnp.min_scalar_type(300) == np.uint16
