@@ -27,6 +27,11 @@ UFUNCS = {
 # picks from their shapes and dtypes: with every shape known at trace time (and so checked
 # there), the bare function.
 SHAPE_CHECKED = {"matmul": matmul_kernel}
+# Binary ops on 0-d integers (a loop's counter and its condition) as Python operators: numpy
+# scalars compute them with the same ufunc loop, ten times faster than a ufunc call.
+SCALAR_OPERATORS = {"add": "+", "subtract": "-", "multiply": "*", "less": "<",
+                    "less_equal": "<=", "greater": ">", "greater_equal": ">=", "equal": "==",
+                    "not_equal": "!="}
 # Ops whose result never shares memory with an input (so an input can be recycled later).
 NO_ALIAS = set(UFUNCS) | {"fused", "accumulate", "sum", "mean", "matmul", "matmul_pair",
                           "scatter_add", "add_n", "sigmoid", "where", "ones_like", "zeros_like"}
@@ -88,6 +93,20 @@ def _note_for(op):
         where += " in a fused kernel of " + ", ".join(
             f"{n.name} ({n.prim.name})" for n in op.nodes)
     return where
+
+
+def _integer_scalars(prog, op):
+    """True for a SCALAR_OPERATORS op over two 0-d integer values (booleans too, compared),
+    one of them computed at run time: a numpy scalar, so the operator runs numpy's ufunc."""
+    if op.name not in SCALAR_OPERATORS or op.params or op.multi or len(op.args) != 2 or \
+            prog.shape(op.outs[0]) != () or all(a in prog.consts for a in op.args):
+        return False
+    kinds = "iu" if op.name in ("add", "subtract", "multiply") else "iub"
+    for a in op.args:
+        dtype = prog.dtype(a)
+        if prog.shape(a) != () or dtype is None or dtype.kind not in kinds:
+            return False
+    return True
 
 
 class Generated:
@@ -153,6 +172,8 @@ def generate(prog, kernel_calls=None, name="compiled_graph"):
             make, bound, post = kernel_calls[id(op)]
             ns.update(bound)
             call = make(args)
+        elif _integer_scalars(prog, op):
+            call = f"({args[0]} {SCALAR_OPERATORS[op.name]} {args[1]})"
         elif op.name in UFUNCS and not op.params and not op.multi:
             out_shape, out_dtype = prog.shape(op.outs[0]), prog.dtype(op.outs[0])
             ns[f"u{k}"] = UFUNCS[op.name]

@@ -102,7 +102,12 @@ def _add_n(*xs):
 add_n = primitive("add_n", _add_n, vjp=lambda g, ans, *xs: [unbroadcast(g, x) for x in xs],
                   linear=True)
 
-reshape = primitive("reshape", lambda x, shape: np.reshape(x, shape),
+def _reshape(x, shape):
+    # the method directly: numpy's function reaches it after half a microsecond of wrapping
+    return x.reshape(shape) if type(x) is np.ndarray else np.reshape(x, shape)
+
+
+reshape = primitive("reshape", _reshape,
                     vjp=[lambda g, ans, x, shape: reshape(g, shape=shape_of(x))], linear=True)
 
 
