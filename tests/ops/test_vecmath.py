@@ -150,7 +150,7 @@ def test_logaddexp_special_values_exactly_as_numpy():
 
 
 def test_no_floating_point_warnings():
-    x = np.array([np.inf, -np.inf, np.nan, 1e308, -1e308, -800.0, 800.0, 0.0] * 16)
+    x = np.array([np.inf, -np.inf, np.nan, 1e308, -1e308, -800.0, 800.0, 0.0] * 160)
     y = x[::-1].copy()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -159,10 +159,15 @@ def test_no_floating_point_warnings():
 
 
 # --- the loops: every function alike ---------------------------------------------------------
+def min_size(name):
+    return vecmath.MIN_SIZES["logaddexp" if name == "softplus" else name]
+
+
 @pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("n", list(range(65, 83)) + [1000, 1001, 1003])  # [1:] >= MIN_SIZE
-def test_every_tail_length_and_shapes(name, n):
+@pytest.mark.parametrize("extra", list(range(1, 19)) + [936, 937, 939])  # [1:]: a loop's too
+def test_every_tail_length_and_shapes(name, extra):
     fast, _ = FUNCTIONS[name]
+    n = min_size(name) + extra
     a, b = np.random.default_rng(n).uniform(-4.0, 4.0, (2, n))
     whole = fast(a, b)
     assert error(name, a, b, whole) <= BOUND[name]
@@ -203,6 +208,16 @@ def test_fallbacks_are_numpys(name):
         assert np.array_equal(got, want, equal_nan=True)
     other = np.empty_like(a)  # out= neither operand
     assert fast(a, b, out=other) is other and np.array_equal(other, reference(a, b))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_small_arrays_are_numpys(name):
+    """Below the size where a loop beats the call of numpy's (scipy's) function, that
+    function runs: exactly its values."""
+    fast, reference = FUNCTIONS[name]
+    a, b = np.random.default_rng(3).uniform(-4.0, 4.0, (2, min_size(name) - 1))
+    assert np.array_equal(fast(a, b), reference(a, b))
+    assert vecmath.MIN_SIZES["tanh"] in (64, 1024) and vecmath.MIN_SIZE <= 256
 
 
 def test_logaddexp_fallbacks():
@@ -255,7 +270,7 @@ def test_disabled_by_environment(monkeypatch):
 
 # --- used by hessgrad's ops ----------------------------------------------------------------
 def test_used_by_hessgrad_tanh_in_every_mode():
-    x = np.random.default_rng(2).standard_normal(1000)
+    x = np.random.default_rng(2).standard_normal(3000)
     expected = vecmath.tanh(x)
     assert np.array_equal(hnp.tanh(x), expected)
     g = hg.grad(lambda x: hnp.sum(hnp.tanh(x)))
