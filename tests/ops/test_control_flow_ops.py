@@ -2,6 +2,8 @@
 tape) and graph mode (while/cond nodes with block plans; gradients and second derivatives
 through reverse loops), checked against eager results and finite differences."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -100,6 +102,38 @@ def test_buffer_primitive_errors():
         cf.tensor_array_read(np.zeros((2, 2)), 2)
     with pytest.raises(TypeError, match="index must be an integer"):
         cf.tensor_array_read(np.zeros((2, 2)), 1.0)
+
+
+def test_buffer_fast_paths_are_the_checked_ones():
+    # An integer row inside the buffer (a loop's counter) skips the general checks: the same
+    # results, and the same errors just outside them.
+    buf, v = np.zeros((4, 3)), r(3)
+    for row in (2, np.int64(2), np.int32(2)):
+        out = cf._ta_write(buf.copy(), row, v)
+        assert np.array_equal(out[2], v) and not out[[0, 1, 3]].any()
+        got = cf._ta_read(out, row)
+        assert np.array_equal(got, v) and not np.shares_memory(got, out)
+    with pytest.raises(IndexError, match="index 4 is out of range for a TensorArray of size 4"):
+        cf._ta_write(buf, np.int64(4), v)
+    with pytest.raises(IndexError, match="index -1 is out of range"):
+        cf._ta_read(buf, np.int64(-1))
+    with pytest.raises(ValueError, match="value of shape \\(1, 3\\) does not match"):
+        cf._ta_write(buf, np.int64(1), v[None])
+    counters = np.arange(5, 9)  # a 1-D buffer's row reads back as a numpy scalar
+    assert type(cf._ta_read(counters, np.int64(2))) is np.int64
+    assert cf._ta_read(counters, np.array(2)).shape == ()  # the general path: a 0-d array
+
+
+def test_loop_counter_arithmetic_is_generated_as_operators():
+    f = hg.function(lambda x: while_loop(lambda k, y: k < 5, lambda k, y: (k + 1, y * 2.0),
+                                         (0, x))[1])
+    x = np.ones(3)
+    np.testing.assert_array_equal(f(x), 32.0 * x)
+    loop = next(op for op in f.get_concrete_function(x).compiled.program.ops
+                if op.name == "while")
+    assert re.search(r"= \(v\d+ < 5\)", loop.params["cond_plan"].source)
+    assert re.search(r"= \(v\d+ \+ 1\)", loop.params["body_plan"].source)
+    assert type(f.get_concrete_function(x).compiled.run([x])[0]) is np.ndarray
 
 
 # --- eager mode: tapes see every op, any order ----------------------------------------------
