@@ -8,10 +8,13 @@ arrays) that keeps every intermediate in a register: a value leaves the kernel a
 only when it is fetched or read outside the group, sums add up during the loop, and scatters
 store their terms straight into their slices of the result (zero-filled only when the terms do
 not cover it). A constant zero off one diagonal (a Jacobian's basis) is computed from the loop
-indices, not read. An ``accumulate`` whose terms overlap gets a kernel of its own, one loop per
-term. Kernels are generated as text and compiled by :mod:`hessgrad.kernels.loader`.
-Only float64 (and boolean masks) are fused, so the numbers are numpy's up to rounding; groups
-whose loop has fewer than ``MIN_SIZE`` elements stay on numpy.
+indices, not read. Terms that overlap only by a shift of a few elements along the last axis
+(the gradients of ``x[1:]`` and ``x[:-1]``) are added in the loop too, each element completed
+in numpy's order from terms kept a few iterations; an ``accumulate`` whose terms overlap
+otherwise gets a kernel of its own, one loop per term. Kernels are generated as text and
+compiled by :mod:`hessgrad.kernels.loader`. Only float64 (and boolean masks) are fused, so the
+numbers are numpy's up to rounding; groups whose loop has fewer than ``MIN_SIZE`` elements stay
+on numpy.
 """
 
 import numpy as np
@@ -166,6 +169,27 @@ def _scatter_ranges(prog, op):
     return ranges if count.max() <= 1 else None
 
 
+# Terms of an ``accumulate`` may start at most this many elements apart along the last axis
+# to join a loop (each offset keeps that many scalars between iterations).
+MAX_SHIFT = 4
+
+
+def _shifted_ranges(prog, op):
+    """:func:`_term_ranges` when the terms' slices have one shape, step by 1 along the last
+    axis, start at most ``MAX_SHIFT`` apart there and coincide on the other axes (the
+    gradients of ``x[1:]`` and ``x[:-1]``); None otherwise. A loop over the slices then
+    adds the terms in numpy's order: each output element is complete at the iteration of
+    the term that starts first, the others' values kept from the iterations before."""
+    ranges = _term_ranges(prog, op)
+    if ranges is None or len({r[:-1] for r in ranges}) != 1:
+        return None
+    lasts = [r[-1] for r in ranges]
+    if len({len(range(*x)) for x in lasts}) != 1 or any(x[2] != 1 for x in lasts):
+        return None
+    starts = [x[0] for x in lasts]
+    return ranges if max(starts) - min(starts) <= MAX_SHIFT else None
+
+
 def _slice_args(start, stop, step):
     """``slice.indices`` results as slice arguments (a stop of -1 meant "before 0")."""
     return start, (None if stop < 0 else stop), step
@@ -189,7 +213,7 @@ def _loop_kind(prog, op):
         return "map", prog.shape(op.outs[0])
     if _reduced_axes(prog, op) is not None:
         return "reduce", prog.shape(op.args[0])
-    ranges = _scatter_ranges(prog, op)
+    ranges = _scatter_ranges(prog, op) or _shifted_ranges(prog, op)
     if ranges:
         shapes = {tuple(len(range(*r)) for r in rs) for rs in ranges}
         if len(shapes) == 1:
@@ -285,6 +309,7 @@ def kernel_source(prog, group):
     temps = {}
     diagonals = {}  # constant -> _diagonal_entry(it)
     pre, body, results = [], [], []
+    before_inner, after_inner = [], []  # around the innermost loop, inside the outer ones
     members = {k for k, _ in group.ops}
     fetched = set(prog.fetches)
     users = prog.consumers()
@@ -333,6 +358,11 @@ def kernel_source(prog, group):
         out = op.outs[0]
         if op.name == "accumulate":
             out_shape, terms = prog.shape(out), _scatter_ranges(prog, op)
+            if terms is None:
+                r = result(out, f"np.zeros({out_shape!r})")
+                _shifted_terms(r, op.args, _shifted_ranges(prog, op), idx, shape[-1], read,
+                               body, before_inner, after_inner)
+                continue
             covered = len(set(terms)) * size_of(shape) == size_of(out_shape)
             r = result(out, f"np.{'empty' if covered else 'zeros'}({out_shape!r})")
             written = set()  # terms into the same slice are added in numpy's order
@@ -365,12 +395,51 @@ def kernel_source(prog, group):
     lines += ["    " + line for line in pre]
     indent = "    "
     for d in range(nd):
+        if d == nd - 1:
+            lines += [indent + line for line in before_inner]
         lines.append(f"{indent}for {idx[d]} in range({shape[d]}):")
         indent += "    "
     lines += [indent + line for line in body]
+    lines += ["    " * nd + line for line in after_inner]
     returned = ", ".join(f"r{j}" for j in range(len(results)))
     lines.append(f"    return {returned}" if len(results) == 1 else f"    return ({returned})")
     return "\n".join(lines) + "\n", inputs, scalars, results
+
+
+def _shifted_terms(r, terms, ranges, idx, n, read, body, before_inner, after_inner):
+    """Lines adding ``terms`` into slices of ``r`` that start ``d`` elements apart along the
+    last axis (:func:`_shifted_ranges`) in one loop over their common shape (last axis of
+    length ``n``), in numpy's order: iteration ``i`` completes the element where the first
+    slice's element ``i`` lands, adding each term's value from ``d`` iterations before (kept
+    in ``d`` scalars); the last elements are completed after the loop."""
+    first = min(rs[-1][0] for rs in ranges)
+    delays = [rs[-1][0] - first for rs in ranges]
+    outer = [_affine(start, step, i) for (start, _, step), i in zip(ranges[0][:-1], idx[:-1])]
+
+    def at(position):
+        return f"{r}[{', '.join(outer + [position])}]"
+
+    values = [read(t) for t in terms]
+    kept = {}  # term -> its values 1..d iterations before
+    total = f"{r}s"
+    body.append(f"{total} = 0.0")  # numpy's zero-filled result plus each term in turn
+    for k, (value, d) in enumerate(zip(values, delays)):
+        if d == 0:
+            body.append(f"{total} += {value}")
+            continue
+        kept[k] = [f"{r}k{k}_{m}" for m in range(d)]
+        before_inner.extend(f"{name} = 0.0" for name in kept[k])
+        body += [f"if {idx[-1]} >= {d}:", f"    {total} += {kept[k][-1]}"]
+    body.append(f"{at(_affine(first, 1, idx[-1]))} = {total}")
+    for k, names in kept.items():
+        body += [f"{names[m]} = {names[m - 1]}" for m in range(len(names) - 1, 0, -1)]
+        body.append(f"{names[0]} = {values[k]}")
+    for s in range(1, max(delays) + 1):  # the elements past the first slice's last one
+        after_inner.append(f"{total} = 0.0")
+        for k, d in enumerate(delays):
+            if d >= s and n - 1 + s - d >= 0:
+                after_inner.append(f"{total} += {kept[k][d - s]}")
+        after_inner.append(f"{at(str(first + n - 1 + s))} = {total}")
 
 
 def _diagonal_entry(prog, value, inputs, names):

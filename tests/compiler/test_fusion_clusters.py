@@ -119,6 +119,51 @@ def test_overlapping_slices_accumulate_in_a_kernel_of_their_own():
                                   hg.function(hg.grad(f), jit_kernels=False)(w))
 
 
+def _same_bits_as_unfused(fn, *args):
+    got = hg.function(fn)(*args)
+    want = hg.function(fn, jit_kernels=False)(*args)
+    for a, b in zip(got if isinstance(got, tuple) else (got,),
+                    want if isinstance(want, tuple) else (want,)):
+        np.testing.assert_array_equal(a, b)
+    return got
+
+
+def test_shifted_slices_accumulate_inside_their_terms_loop():
+    """Gradients of x[1:] and x[:-1] go into slices one element apart: the loop that
+    computes the terms adds them, keeping the later-starting term's value for one
+    iteration, in numpy's order (the same bits as the unfused program)."""
+    from scipy.optimize import rosen, rosen_der
+
+    def f(x):
+        return hnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+    c = _compiled(hg.grad(f), X)
+    assert c.counts_after == {"fused": 1}
+    (source,) = c.kernel_sources
+    assert "k2_0 = t" in source and f"[{N - 1}] = r" in source  # kept; the last one after
+    grad = _same_bits_as_unfused(hg.grad(f), X)
+    np.testing.assert_allclose(grad, rosen_der(X), rtol=1e-12, atol=1e-12)
+    assert np.isclose(hg.function(f)(X), rosen(X))
+
+
+@pytest.mark.parametrize("cols", [1, 2, 3, 7, 40])
+def test_shifted_slices_of_rows_in_any_order(cols):
+    # terms into w[:, 2:], w[:, :-2] and w[:, 1:-1] of rows of (cols + 2) elements: shifts of
+    # 0, 1 and 2 in either order of the terms, down to a slice shorter than the shifts
+    def f(w):
+        return hnp.sum(hnp.sin(w[:, 2:]) * w[:, :-2]) + hnp.sum(w[:, 1:-1] ** 3 * 0.5)
+    w = np.random.default_rng(cols).uniform(-1, 1, (5000 // cols + 1, cols + 2))
+    c = _compiled(hg.grad(f), w)
+    assert "accumulate" not in c.counts_after
+    if cols > 1:  # (one column each: three disjoint slices, stored as they are)
+        assert any("if i1 >= 2:" in s for s in c.kernel_sources)
+    got = _same_bits_as_unfused(hg.grad(f), w)
+    want = np.zeros_like(w)
+    want[:, 2:] += np.cos(w[:, 2:]) * w[:, :-2]
+    want[:, :-2] += np.sin(w[:, 2:])
+    want[:, 1:-1] += 1.5 * w[:, 1:-1] ** 2
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+
+
 def test_integer_indices_accumulate_on_numpy():
     c = _compiled(hg.grad(lambda w: hnp.sum(w[:, 1] ** 2 * 2.0 + w[:, 3] ** 3)),
                   X.reshape(1000, 5))
