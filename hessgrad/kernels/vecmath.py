@@ -46,7 +46,6 @@ import numpy as np
 import scipy.special
 
 
-
 def _numpy_tanh_is_simd():
     """Whether numpy runs float64 ``tanh`` on an AVX-512 loop here (numpy 2 on such CPUs)."""
     try:
