@@ -109,7 +109,8 @@ def batch_program(prog, ops, flags, k):
             prim = prim or get(op.name)
             rule = prim.batch_rule or _batch_by_loop(prim)
             new_ops.append(Op("batched:" + op.name, _rule_call(rule, op.fn, arg_flags),
-                              op.args, op.params, op.outs, op.multi, op.node, op.nodes))
+                              op.args, op.params, op.outs, op.multi, op.node, op.nodes,
+                              extra={"batched": arg_flags}))
     out.ops = new_ops
     return BatchedProgram(out, [v in batched for v in prog.fetches])
 

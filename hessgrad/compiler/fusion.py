@@ -339,6 +339,10 @@ def kernel_source(prog, group):
             # compile a slower loop for any-layout arrays
             a = view.args[0]
             index = [_affine(start, step, i) for (start, _, step), i in zip(ranges, index)]
+        one_hot = _one_hot_rows(prog, producer.get(a))
+        if one_hot is not None:  # computed from the loop indices, not read
+            value, rows = (read_row(v, index[0]) for v in one_hot)
+            return f"({value} if {index[1]} == {rows} else 0.0)"
         if a not in names:
             names[a] = f"a{len(inputs)}"
             inputs.append(a)
@@ -347,6 +351,19 @@ def kernel_source(prog, group):
                 scalars.append(a)
             return names[a]
         return f"{names[a]}[{', '.join(index)}]"
+
+    def read_row(v, row):
+        """``v`` (a literal, a scalar or a batch of scalars) for batch member ``row``."""
+        if v in prog.consts and literal(prog.consts[v]) is not None:
+            return literal(prog.consts[v])
+        if v not in names:
+            names[v] = f"a{len(inputs)}"
+            inputs.append(v)
+        if prog.shape(v) == ():
+            if v not in scalars:
+                scalars.append(v)
+            return names[v]
+        return f"{names[v]}[{row}]"
 
     def result(v, alloc):
         name = f"r{len(results)}"
@@ -440,6 +457,26 @@ def _shifted_terms(r, terms, ranges, idx, n, read, body, before_inner, after_inn
             if d >= s and n - 1 + s - d >= 0:
                 after_inner.append(f"{total} += {kept[k][d - s]}")
         after_inner.append(f"{at(str(first + n - 1 + s))} = {total}")
+
+
+def _one_hot_rows(prog, op):
+    """``(value, rows)`` when ``op`` is the batched adjoint of TensorArray reads at one row
+    per batch member (a loop's read at its counter, batched by ``loop_rows``: the one-hot
+    rows ``hessians`` starts its batches from): zeros but ``value`` at column ``rows[b]``
+    of row ``b``, a ``(k, n)`` float64 array that a kernel computes from its indices. None
+    for another op."""
+    if op is None or op.name != "batched:tensor_array_read_adjoint" or \
+            op.params.get("prefix") or op.extra is None:
+        return None
+    (value, rows, like), (batched_value, batched_rows, batched_like) = op.args, \
+        op.extra["batched"]
+    shape, k = prog.shape(op.outs[0]), prog.shape(rows)
+    if not (batched_rows and not batched_like and known(shape) and len(shape) == 2 and
+            prog.dtype(op.outs[0]) == _F64 and k == shape[:1] and
+            prog.dtype(rows).kind in "iu" and prog.dtype(value) == _F64 and
+            prog.shape(value) == (k if batched_value else ())):
+        return None
+    return value, rows
 
 
 def _diagonal_entry(prog, value, inputs, names):

@@ -211,3 +211,17 @@ def test_compiled_batches_count_the_values_alive_together():
     assert plan.total_batched_size([True]) == 16  # (counted from 1)
     assert compile_plan(plan).total_batched_size([True]) == 10
     assert compile_plan(plan).total_batched_size([False]) == 1
+
+
+def test_compiled_one_hot_rows_come_from_the_loop_indices():
+    # hessians' batches start from one-hot cotangent rows; the fused kernels compute them
+    # from their indices instead of reading a dense (batch, n) array: the same bits
+    from hessgrad.kernels import loader
+    n = 600
+    x0 = np.random.default_rng(4).uniform(-2, 2, n)
+    fast = hg.function(lambda x: hg.hessians(rosen(x), x)[0])(x0)
+    assert any("if i1 == a" in src and f"range({n - 1})" in src  # (1.0 if i1 == a0[i0] ...
+               for src in loader._LOADED)
+    plain = hg.function(lambda x: hg.hessians(rosen(x), x)[0], jit_kernels=False)(x0)
+    np.testing.assert_array_equal(fast, plain)
+    np.testing.assert_allclose(fast, rosen_hess(x0), rtol=1e-12, atol=1e-9)
