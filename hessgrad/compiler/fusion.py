@@ -343,27 +343,24 @@ def kernel_source(prog, group):
         if one_hot is not None:  # computed from the loop indices, not read
             value, rows = (read_row(v, index[0]) for v in one_hot)
             return f"({value} if {index[1]} == {rows} else 0.0)"
-        if a not in names:
-            names[a] = f"a{len(inputs)}"
-            inputs.append(a)
-        if len(a_shape) == 0:
-            if a not in scalars:
-                scalars.append(a)
-            return names[a]
-        return f"{names[a]}[{', '.join(index)}]"
+        return argument(a, index)
 
     def read_row(v, row):
         """``v`` (a literal, a scalar or a batch of scalars) for batch member ``row``."""
         if v in prog.consts and literal(prog.consts[v]) is not None:
             return literal(prog.consts[v])
-        if v not in names:
-            names[v] = f"a{len(inputs)}"
-            inputs.append(v)
-        if prog.shape(v) == ():
-            if v not in scalars:
-                scalars.append(v)
-            return names[v]
-        return f"{names[v]}[{row}]"
+        return argument(v, [row])
+
+    def argument(a, index):
+        """``a`` passed to the kernel (a scalar as a Python number), read at ``index``."""
+        if a not in names:
+            names[a] = f"a{len(inputs)}"
+            inputs.append(a)
+        if prog.shape(a) == ():
+            if a not in scalars:
+                scalars.append(a)
+            return names[a]
+        return f"{names[a]}[{', '.join(index)}]"
 
     def result(v, alloc):
         name = f"r{len(results)}"
