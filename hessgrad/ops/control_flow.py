@@ -78,21 +78,22 @@ def _rows(x):
 
 
 def _check_index(idx, rows, what, dynamic=False):
-    if type(idx) is not int and not isinstance(idx, np.integer):
+    """``idx`` checked to be integer rows inside a TensorArray of ``rows`` rows (below 0 only
+    when ``dynamic``): a Python int for one row (numpy's basic indexing, far faster than a 0-d
+    index array), else an integer array."""
+    if type(idx) is not int and not isinstance(idx, np.integer):  # (a loop's counter is one)
         idx = np.asarray(idx)
         if idx.dtype.kind not in "iu":
             raise TypeError(f"{what}: index must be an integer, got dtype {idx.dtype}")
-    if type(idx) is int or idx.ndim == 0:  # a loop's common case, without reductions
-        # A Python int: numpy's basic indexing, far faster than a 0-d index array.
-        i = int(idx)
-        if i < 0 or not dynamic and i >= rows:
-            raise IndexError(f"{what}: index {i} is out of range for a TensorArray of size "
-                             f"{rows}")
-        return i
-    if idx.size and (idx.min() < 0 or (not dynamic and idx.max() >= rows)):
-        raise IndexError(f"{what}: index {idx.tolist()} is out of range for a TensorArray "
-                         f"of size {rows}")
-    return idx
+        if idx.ndim:
+            if idx.size and (idx.min() < 0 or (not dynamic and idx.max() >= rows)):
+                raise IndexError(f"{what}: index {idx.tolist()} is out of range for a "
+                                 f"TensorArray of size {rows}")
+            return idx
+    i = int(idx)
+    if i < 0 or not dynamic and i >= rows:
+        raise IndexError(f"{what}: index {i} is out of range for a TensorArray of size {rows}")
+    return i
 
 
 def _ta_buffer(shape, dtype):
@@ -104,25 +105,18 @@ tensor_array_buffer = primitive("tensor_array_buffer", _ta_buffer, nondiff=True,
 UNFOLDABLE.add("tensor_array_buffer")  # a fresh buffer per run: writes update it in place
 
 
-# A loop counter's types: a row index of these takes the fast paths of a read and a write.
-_COUNTERS = (int, np.int64, np.int32)
-
-
 def _ta_write(buf, idx, value, dynamic=False):
-    if type(idx) in _COUNTERS and type(value) is np.ndarray and type(buf) is np.ndarray and \
-            0 <= idx < buf.shape[0] and value.shape == buf.shape[1:]:
-        buf[idx] = value  # a loop's common case, every check below passed (about 2 us less)
-        return buf
-    idx = _check_index(idx, _rows(buf), "TensorArray.write", dynamic)
+    rows = _rows(buf)
+    idx = _check_index(idx, rows, "TensorArray.write", dynamic)
     value = np.asarray(value)
-    expected = np.shape(idx) + buf.shape[1:]
-    if value.shape != expected:
+    one = type(idx) is int  # a loop's write at its counter: the common case, kept short
+    if value.shape != (buf.shape[1:] if one else np.shape(idx) + buf.shape[1:]):
         raise ValueError(f"TensorArray.write: value of shape {value.shape} does not match the "
                          f"element shape {buf.shape[1:]} (index shape {np.shape(idx)})")
-    needed = idx + 1 if type(idx) is int else int(np.max(idx)) + 1 if idx.size else 0
-    if needed > _rows(buf):  # only when dynamic: grow geometrically (amortised O(1) writes)
-        grown = np.zeros((max(needed, 2 * _rows(buf)),) + buf.shape[1:], buf.dtype)
-        grown[:_rows(buf)] = buf
+    needed = idx + 1 if one else int(np.max(idx)) + 1 if idx.size else 0
+    if needed > rows:  # only when dynamic: grow geometrically (amortised O(1) writes)
+        grown = np.zeros((max(needed, 2 * rows),) + buf.shape[1:], buf.dtype)
+        grown[:rows] = buf
         buf = grown
     buf[idx] = value  # in place: a TensorArray flow value is used once (module docstring)
     return buf
@@ -151,13 +145,12 @@ WRITES_IN_PLACE["tensor_array_write"] = lambda params: (0,)
 def _ta_read(buf, idx, prefix=False):
     if prefix:  # the first ``idx`` rows: TensorArray.stack
         return np.array(buf[:int(idx)])
-    if type(idx) in _COUNTERS and type(buf) is np.ndarray and 0 <= idx < buf.shape[0]:
-        # a loop's common case, a row inside the buffer: of a 1-D buffer a numpy scalar
-        # (immutable, and a loop counter read back stays one: the fast paths take it)
-        row = buf[idx]
-        return row.copy() if buf.ndim > 1 else row
     idx = _check_index(idx, _rows(buf), "TensorArray.read")
-    return np.array(buf[idx])
+    row = buf[idx]
+    # A row at one index is a view (copied: the buffer is written in place later), or of a
+    # 1-D buffer a numpy scalar, immutable (so a loop counter read back stays one); rows at
+    # an index array are numpy's fresh copy.
+    return row.copy() if type(idx) is int and type(row) is np.ndarray else row
 
 
 def _ta_read_shape(buf, idx, prefix=False):

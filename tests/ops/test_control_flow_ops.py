@@ -104,9 +104,9 @@ def test_buffer_primitive_errors():
         cf.tensor_array_read(np.zeros((2, 2)), 1.0)
 
 
-def test_buffer_fast_paths_are_the_checked_ones():
-    # An integer row inside the buffer (a loop's counter) skips the general checks: the same
-    # results, and the same errors just outside them.
+def test_buffer_rows_at_a_loop_counter():
+    # An integer row of any integer type (a loop's counter): the row written and read back,
+    # a copy, and the errors just outside the buffer.
     buf, v = np.zeros((4, 3)), r(3)
     for row in (2, np.int64(2), np.int32(2)):
         out = cf._ta_write(buf.copy(), row, v)
