@@ -325,11 +325,12 @@ def kernel_source(prog, group):
         index = ["0" if d == 1 and shape[lead + j] != 1 else idx[lead + j]
                  for j, d in enumerate(a_shape)]
         if a in prog.consts and a not in diagonals:
-            diagonals[a] = _diagonal_entry(prog, prog.consts[a], inputs, names)
+            diagonals[a] = _diagonal_entry(prog, prog.consts[a])
         if diagonals.get(a) is not None:
             offset, entry = diagonals[a]
             row, col = index
-            return f"({entry.format(row)} if {col} - {row} == {offset} else 0.0)"
+            entry = entry if isinstance(entry, str) else argument(entry, [row])
+            return f"({entry} if {col} - {row} == {offset} else 0.0)"
         view = producer.get(a)
         ranges = None if view is None or view.name != "getitem" or not a_shape or \
             not known(prog.shape(view.args[0])) else \
@@ -476,9 +477,9 @@ def _one_hot_rows(prog, op):
     return value, rows
 
 
-def _diagonal_entry(prog, value, inputs, names):
-    """For a constant zero off one diagonal (:func:`diagonal_of`): its offset and the text
-    of its entry in row ``{}`` (a literal, or a kernel argument holding the diagonal)."""
+def _diagonal_entry(prog, value):
+    """For a constant zero off one diagonal (:func:`diagonal_of`): its offset and its entries,
+    one literal when they are all equal, else a new constant holding the entry of each row."""
     found = diagonal_of(value)
     if found is None:
         return None
@@ -486,10 +487,7 @@ def _diagonal_entry(prog, value, inputs, names):
     on = values[max(0, -offset):min(len(values), value.shape[1] - offset)]
     if np.all(on == on[0]):
         return offset, literal(on[0])
-    v = prog.new_const(values)
-    names[v] = f"a{len(inputs)}"
-    inputs.append(v)
-    return offset, names[v] + "[{}]"
+    return offset, prog.new_const(values)
 
 
 def accumulate_source(prog, op, ranges):
