@@ -180,11 +180,14 @@ class CompiledPlan:
                 self._compile_program, self._compile_batched_program)
         return self._splits[key]
 
+    def __repr__(self):
+        return f"<CompiledPlan: {self.summary()}>"
+
     def summary(self):
         """A short text: steps before/after, fused kernels or one whole-graph function,
         compile time."""
         kernels = f"one {self.backend} function" if self.whole_graph else \
-            f"{self.fused_kernels} fused kernels"
+            f"{self.fused_kernels} fused kernel{'s' if self.fused_kernels != 1 else ''}"
         return (f"{self.ops_before} steps -> {self.ops_after} ({kernels}), "
                 f"compiled in {self.compile_time * 1e3:.1f} ms")
 

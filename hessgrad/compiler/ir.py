@@ -7,6 +7,8 @@ shape and dtype of every value known at trace time is in ``Program.info``.
 
 import numpy as np
 
+from ..engine.graph_text import aval_text, param_text
+
 
 class Op:
     """``outs = fn(*args, **params)``.
@@ -97,14 +99,25 @@ class Program:
         return out
 
     def describe(self):
-        """One line per op: ``v7 = multiply(v3, c5)``."""
+        """One line per op, ``v7 = multiply(v3, 2.0)  -> float64[999]`` (scalar constants
+        shown by value, others as ``c5``)."""
+        def operand(a):
+            if a in self.consts:
+                value = self.consts[a]
+                return repr(value) if np.ndim(value) == 0 and not hasattr(value, "__len__") \
+                    else "c%d" % a
+            return "v%d" % a
+
         lines = []
         for op in self.ops:
-            args = ", ".join(("c%d" if a in self.consts else "v%d") % a for a in op.args)
-            outs = ", ".join("v%d" % o for o in op.outs)
+            args = [operand(a) for a in op.args]
+            if op.name != "fused":
+                args += [f"{k}={param_text(v)}" for k, v in (op.params or {}).items()]
             label = op.name if op.name != "fused" else \
                 "fused[" + ",".join(n.prim.name for n in op.nodes) + "]"
-            lines.append(f"{outs} = {label}({args})")
+            outs = ", ".join("v%d" % o for o in op.outs)
+            avals = ", ".join(aval_text(*self.info.get(o, (None, None))) for o in op.outs)
+            lines.append(f"{outs} = {label}({', '.join(args)})  -> {avals}")
         return lines
 
 

@@ -129,6 +129,7 @@ class ConcreteFunction:
             self._compiled = _compile(self.plan, jit_kernels)
             if self._compiled is None:
                 self._compile_flags = (False, False)
+            self.graph.optimized = self._compiled
         return self._compiled
 
     @property
@@ -286,7 +287,10 @@ class Function:
 
     @property
     def graph(self):
-        """The graph of the most recent trace (None before the first call)."""
+        """The graph of the most recent trace (None before the first call). ``print(f.graph)``
+        lists its ops as traced and, once compiled, after optimization (``f.graph.optimized``
+        is the compiled program: ``ops_before``, ``ops_after``, ``optimized_steps``,
+        ``source``)."""
         return None if self._last is None else self._last.graph
 
     @property

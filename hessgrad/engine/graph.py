@@ -3,6 +3,7 @@
 import numpy as np
 
 from .dispatch import READ, bind
+from .graph_text import graph_text
 from .node import Node
 from .registry import Primitive, get
 from .state import THREAD
@@ -77,16 +78,29 @@ class Graph:
     ...     (dx,) = hg.gradients(y, [x])
     >>> g.run(dx, {x: [1.0, 2.0]})
     array([2., 4.])
+
+    ``print(graph)`` lists its ops, one per line. A graph traced by ``hessgrad.function``
+    also lists the program it runs after optimization once compiled: ``optimized`` is then
+    that :class:`hessgrad.compiler.CompiledPlan` (steps before and after, fused kernels,
+    generated source), else None.
     """
 
     def __init__(self):
         self.nodes = []
+        self.optimized = None
         self._name_counts = {}
         self._reads = {}       # id(Variable) -> its read tensor in this graph
         self._captured = {}    # id(array) -> (array, its read-only copy)
         self._weak_casts = {}  # (id(weak tensor), dtype) -> its cast (see _weak_cast)
         self._plans = {}
         self._substitutions = []  # see substituting()
+
+    def __repr__(self):
+        after = "" if self.optimized is None else f", {self.optimized.ops_after} after optimization"
+        return f"<hessgrad.Graph: {len(self.nodes)} ops{after}>"
+
+    def __str__(self):
+        return graph_text(self)
 
     # --- building ------------------------------------------------------------------------
     def as_default(self):

@@ -137,6 +137,41 @@ def test_optimizer_shrinks_gradient_graph_and_reports():
     assert "def compiled_graph" in c.compiled.source
 
 
+def test_printed_graph_lists_ops_before_and_after_optimization():
+    f = hg.function(hg.grad(rosen), jit_kernels=False)
+    x = np.linspace(-1, 1, 50)
+    f(x)
+    compiled = f.get_concrete_function(x).compiled
+    assert f.graph.optimized is compiled
+    text = str(f.graph)
+    traced, _, optimized = text.partition("After optimization: ")
+    assert traced.startswith(f"Graph with {len(f.graph.nodes)} ops (as traced):")
+    # one line per traced node, with its parameters and result type
+    assert len(traced.strip().splitlines()) == 1 + len(f.graph.nodes)
+    assert "getitem(identity:0, index=slice(1, None, None))  -> float64[49]" in traced
+    assert "broadcast_to" in traced and "ones_like" in traced
+    head, *steps = optimized.strip().splitlines()
+    assert head == compiled.summary() and len(steps) == compiled.ops_after
+    assert any(s.strip().startswith("v") and "accumulate(" in s for s in steps)
+    assert not any("ones_like" in s or "broadcast_to" in s for s in steps)
+    assert any(", 2)  -> float64[49]" in s for s in steps)  # scalar constants by value
+    assert repr(f.graph) == f"<hessgrad.Graph: {len(f.graph.nodes)} ops, " \
+        f"{compiled.ops_after} after optimization>"
+    assert repr(compiled).startswith(f"<CompiledPlan: {compiled.ops_before} steps -> ")
+
+
+def test_graph_built_by_hand_prints_its_ops():
+    g = hg.Graph()
+    with g.as_default():
+        x = hg.placeholder("float64", shape=(None, 3), name="x")
+        hg.reduce_sum(x * np.arange(12.0).reshape(4, 3), axis=-1)
+    text = str(g)
+    assert g.optimized is None and "After optimization" not in text
+    assert "x = placeholder()  -> float64[?,3]" in text
+    assert "<array float64[4,3]>" in text  # a large captured constant by type, not value
+    assert repr(g) == "<hessgrad.Graph: %d ops>" % len(g.nodes)
+
+
 def test_kernels_fuse_large_elementwise_trees():
     f = hg.function(hg.grad(rosen))
     x = np.linspace(-1, 1, 5000)
