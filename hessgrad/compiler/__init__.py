@@ -39,6 +39,7 @@ from .ir import Program, size_of
 from .passes import optimize
 from .products import merge_products
 from .split import SplitRunner, cached_batched, split_program
+from .streamed import stream_rows
 from .wholegraph import WholeGraph, build as build_whole_graph
 
 __all__ = ["CompiledPlan", "compile_plan", "MIN_SIZE"]  # MIN_SIZE: the default at import
@@ -155,12 +156,14 @@ class CompiledPlan:
 
     def _generate(self, prog):
         """One Numba function for the whole of a small ``prog`` when it can be, else fused
-        kernels (large elementwise trees) between per-op numpy calls."""
+        kernels (large elementwise trees) between per-op numpy calls, with the products of a
+        large matrix streamed by rows or merged in pairs (one read of the matrix)."""
         if not self.jit_kernels:
             return generate(prog, {})
         whole = build_whole_graph(prog)
         if whole is not None:
             return whole
+        stream_rows(prog)
         merge_products(prog)
         return generate(prog, fuse(prog, self.min_kernel_size))
 

@@ -34,9 +34,11 @@ SCALAR_OPERATORS = {"add": "+", "subtract": "-", "multiply": "*", "less": "<",
                     "not_equal": "!="}
 # Ops whose result never shares memory with an input (so an input can be recycled later).
 NO_ALIAS = set(UFUNCS) | {"fused", "accumulate", "sum", "mean", "matmul", "matmul_pair",
+                          "rows_streamed",
                           "scatter_add", "add_n", "sigmoid", "where", "ones_like", "zeros_like"}
 # Ops whose array results are fresh buffers owned by this run.
-FRESH = set(UFUNCS) | {"fused", "accumulate", "matmul", "matmul_pair", "scatter_add", "add_n"}
+FRESH = set(UFUNCS) | {"fused", "accumulate", "matmul", "matmul_pair", "rows_streamed",
+                       "scatter_add", "add_n"}
 
 
 def _feed_value(v, dtype, shape, name):

@@ -10,6 +10,10 @@ import numpy as np
 from ..engine.graph_text import aval_text, param_text
 
 
+# Compiler ops that stand for several graph nodes (listed by name in ``describe``).
+GROUPS = ("fused", "rows_streamed")
+
+
 class Op:
     """``outs = fn(*args, **params)``.
 
@@ -111,10 +115,11 @@ class Program:
         lines = []
         for op in self.ops:
             args = [operand(a) for a in op.args]
-            if op.name != "fused":
+            if op.name in GROUPS:  # an op standing for several: their names
+                label = f"{op.name}[{','.join(n.prim.name for n in op.nodes)}]"
+            else:
+                label = op.name
                 args += [f"{k}={param_text(v)}" for k, v in (op.params or {}).items()]
-            label = op.name if op.name != "fused" else \
-                "fused[" + ",".join(n.prim.name for n in op.nodes) + "]"
             outs = ", ".join("v%d" % o for o in op.outs)
             avals = ", ".join(aval_text(*self.info.get(o, (None, None))) for o in op.outs)
             lines.append(f"{outs} = {label}({', '.join(args)})  -> {avals}")

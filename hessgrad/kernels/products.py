@@ -44,6 +44,44 @@ def _vecmat_pair(A, g, h):
     return ga, ha
 
 
+# Row kernels (:mod:`hessgrad.compiler.streamed`) take rows four at a time: four independent
+# sums hide the latency of each addition, and a sweep of ``total`` adds four rows' terms.
+@njit(cache=True, nogil=True, fastmath={"reassoc"})
+def rows_dot4(A, i, x):
+    """``A[i:i + 4] @ x``, the sums reassociated for SIMD."""
+    s0 = s1 = s2 = s3 = 0.0
+    for j in range(A.shape[1]):
+        xj = x[j]
+        s0 += A[i, j] * xj
+        s1 += A[i + 1, j] * xj
+        s2 += A[i + 2, j] * xj
+        s3 += A[i + 3, j] * xj
+    return s0, s1, s2, s3
+
+
+@njit(cache=True, nogil=True)
+def rows_axpy4(total, g0, g1, g2, g3, A, i):
+    """``total += [g0, g1, g2, g3] @ A[i:i + 4]``."""
+    for j in range(A.shape[1]):
+        total[j] += g0 * A[i, j] + g1 * A[i + 1, j] + g2 * A[i + 2, j] + g3 * A[i + 3, j]
+
+
+@njit(cache=True, nogil=True, fastmath={"reassoc"})
+def row_dot(A, i, x):
+    """``A[i] @ x``, the sum reassociated for SIMD."""
+    s = 0.0
+    for j in range(A.shape[1]):
+        s += A[i, j] * x[j]
+    return s
+
+
+@njit(cache=True, nogil=True)
+def row_axpy(total, g, A, i):
+    """``total += g * A[i]``."""
+    for j in range(A.shape[1]):
+        total[j] += g * A[i, j]
+
+
 def _fits(A, u, w):
     return (type(A) is np.ndarray and A.ndim == 2 and A.dtype == _F64 and A.flags.c_contiguous
             and all(type(v) is np.ndarray and v.ndim == 1 and v.dtype == _F64 for v in (u, w)))
