@@ -5,7 +5,7 @@ logistic or least-squares loss's weights), and its HVP at a fixed point, ``(d * 
 read ``X`` twice; when ``X`` does not fit in the cache, each read is a pass over memory. Row
 ``i`` of ``X`` is all that row ``i``'s weight needs, so one generated Numba loop over the rows
 computes the row's products, its weight and its term of the transposed product while the row
-is in the L1 cache. The sums are reassociated (as in :mod:`hessgrad.kernels.products`), so
+is in the cache. The sums are reassociated (as in :mod:`hessgrad.kernels.products`), so
 results agree with the unfused program to rounding.
 """
 
@@ -83,7 +83,9 @@ def _stream(prog, k2):
     weights = last.args[0]
     if weights not in dependent:
         return None
-    body, todo = set(), [weights]  # the ops between the products and the weights
+    # The ops made after the first product that the weights need run in the kernel (those
+    # independent of the products too, as a backward pass's scaling of its seed): row-local.
+    body, todo = set(), [weights]
     while todo:
         k = made_at[todo.pop()]
         if k in heads or k in body:
@@ -91,11 +93,7 @@ def _stream(prog, k2):
         if not _row_op(prog, ops[k], rows):
             return None
         body.add(k)
-        for a in ops[k].args:
-            if a in dependent:
-                todo.append(a)
-            elif made_at.get(a, -1) >= first:  # made after the streamed op would run
-                return None
+        todo += [a for a in ops[k].args if made_at.get(a, -1) > first]
     absorbed = set(heads) | body
     inside = {o for k in absorbed for o in ops[k].outs}
     used_after = {a for k, op in enumerate(ops) if k not in absorbed and k != k2

@@ -92,3 +92,16 @@ def test_weights_that_need_every_row_stay_two_products():
 def test_small_matrices_stay_on_blas(monkeypatch):
     monkeypatch.setattr(streamed, "STREAM_MIN_SIZE", X.size + 1)
     assert not any("rows_streamed" in s for s in _steps(hg.function(hg.grad(logistic)), W))
+
+
+def test_scalings_of_the_seed_run_in_the_rows():
+    # the backward pass scales its seed by a 0-d and a (1,) argument after the first product:
+    # those ops join the kernel, which reads the arguments as scalars
+    def scaled(w, c, d):
+        return hnp.sum(hnp.tanh(X @ w) * c * d)
+
+    args = (W, np.float64(1.7), np.array([0.3]))
+    steps = _agree(hg.grad(scaled), *args)
+    assert len(steps) == 1 and steps[0].startswith("v") and "rows_streamed" in steps[0], steps
+    np.testing.assert_allclose(hg.function(hg.grad(scaled))(*args),
+                               X.T @ (0.51 * (1.0 - np.tanh(X @ W) ** 2)), rtol=1e-12)
