@@ -35,7 +35,7 @@ from .batched import batch_program
 from .blocks import compile_blocks
 from .codegen import generate
 from .fusion import MIN_SIZE, fuse
-from .ir import Program, size_of
+from .ir import GROUPS, Program, size_of
 from .passes import optimize
 from .products import merge_products
 from .split import SplitRunner, cached_batched, split_program
@@ -56,7 +56,8 @@ class CompiledPlan:
         whole_graph: True when the whole program runs as one compiled function.
         backend: who compiled that function, ``"native"`` (llvmlite, :mod:`.native`) or
             ``"numba"``; ``"python"`` for generated code calling numpy and fused kernels.
-        kernel_sources: the source of every Numba kernel (fused kernels, or the whole graph).
+        kernel_sources: the source of every Numba kernel (fused kernels and row kernels, or the
+            whole graph).
         compile_time: seconds spent optimizing and generating code, plus the first run
             (which compiles the Numba kernels, or loads them from the disk cache).
     """
@@ -79,7 +80,7 @@ class CompiledPlan:
         self.whole_graph = isinstance(generated, WholeGraph)
         self.backend = generated.backend if self.whole_graph else "python"
         self.kernel_sources = [generated.kernel_source] if self.whole_graph else \
-            [op.extra["source"] for op in prog.ops if op.name == "fused"]
+            [op.extra["source"] for op in prog.ops if op.name in GROUPS]
         self.program = prog
         self.ops_after = len(prog.ops)
         self.counts_after = prog.counts()

@@ -13,6 +13,7 @@ import numpy as np
 
 from .fusion import ELEMENTWISE, literal
 from .ir import Op
+from .products import _matrix_key
 
 _F64 = np.dtype(np.float64)
 _BOOL = np.dtype(bool)
@@ -41,10 +42,6 @@ def _product(prog, op, side):
     return matrix
 
 
-def _key(prog, v):
-    return ("const", id(prog.consts[v])) if prog.is_const(v) else ("value", v)
-
-
 def _row_op(prog, op, rows):
     """Whether a row kernel computes ``op``: an elementwise op of TEMPLATES (or ``add_n``) over
     float64 or bool values, each ``(rows,)``, ``(1,)`` or a scalar (a power's exponent a literal)."""
@@ -69,9 +66,9 @@ def _stream(prog, k2):
         return None
     rows = prog.shape(matrix)[0]
     made_at = {o: k for k, op in enumerate(ops[:k2]) for o in op.outs}
-    key = _key(prog, matrix)
+    key = _matrix_key(prog, matrix)
     heads = [k for k in range(k2) if _product(prog, ops[k], "right") is not None and
-             _key(prog, _product(prog, ops[k], "right")) == key]
+             _matrix_key(prog, _product(prog, ops[k], "right")) == key]
     if not heads:
         return None
     first = heads[0]
