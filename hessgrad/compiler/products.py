@@ -20,8 +20,10 @@ MIN_MATRIX_SIZE = 10 ** 6
 _SIDES = {"right": kernels.matvec_pair, "left": kernels.vecmat_pair}
 
 
-def _product(prog, op):
-    """``(side, matrix, vector)`` of a matrix-vector product worth merging, else None."""
+def matrix_vector_product(prog, op, min_size=None):
+    """``(side, matrix, vector)`` of a float64 matrix-vector product (side "right": ``A @ x``,
+    "left": ``g @ A``) with a matrix of at least ``min_size`` elements (default
+    ``MIN_MATRIX_SIZE``: worth merging), else None."""
     if op.name != "matmul" or op.params or len(op.args) != 2:
         return None
     a, b = op.args
@@ -35,12 +37,12 @@ def _product(prog, op):
     else:
         return None
     size = size_of(prog.shape(matrix))
-    if size is None or size < MIN_MATRIX_SIZE:
+    if size is None or size < (MIN_MATRIX_SIZE if min_size is None else min_size):
         return None
     return side, matrix, vector
 
 
-def _matrix_key(prog, v):
+def matrix_key(prog, v):
     return ("const", id(prog.consts[v])) if prog.is_const(v) else ("value", v)
 
 
@@ -49,10 +51,10 @@ def merge_products(prog):
     made_at = {o: k for k, op in enumerate(prog.ops) for o in op.outs}
     groups = {}
     for k, op in enumerate(prog.ops):
-        found = _product(prog, op)
+        found = matrix_vector_product(prog, op)
         if found is not None:
             side, matrix, vector = found
-            groups.setdefault((side, _matrix_key(prog, matrix)), []).append((k, vector))
+            groups.setdefault((side, matrix_key(prog, matrix)), []).append((k, vector))
     merged, drop = {}, set()
     for (side, _), members in groups.items():
         while len(members) >= 2:
@@ -64,7 +66,7 @@ def merge_products(prog):
             members.remove(partner)
             k2, v2 = partner
             first, second = prog.ops[k1], prog.ops[k2]
-            matrix = _product(prog, first)[1]
+            matrix = matrix_vector_product(prog, first)[1]
             merged[k1] = Op("matmul_pair", _SIDES[side], [matrix, v1, v2], {},
                             first.outs + second.outs, True, first.node,
                             first.nodes + second.nodes)

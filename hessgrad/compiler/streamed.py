@@ -13,7 +13,7 @@ import numpy as np
 
 from .fusion import ELEMENTWISE, literal
 from .ir import Op
-from .products import _matrix_key
+from .products import matrix_key, matrix_vector_product
 
 _F64 = np.dtype(np.float64)
 _BOOL = np.dtype(bool)
@@ -28,18 +28,10 @@ TEMPLATES = dict(ELEMENTWISE, isinf=(1, "math.isinf({0})"), isnan=(1, "math.isna
 
 
 def _product(prog, op, side):
-    """The matrix of ``op`` when it is a float64 matrix-vector product on ``side`` ("right":
-    ``X @ v``, "left": ``g @ X``) with a matrix worth streaming, else None."""
-    if op.name != "matmul" or op.params or len(op.args) != 2:
-        return None
-    a, b = op.args
-    matrix, vector = (a, b) if side == "right" else (b, a)
-    sm, sv = prog.shape(matrix), prog.shape(vector)
-    if sm is None or sv is None or len(sm) != 2 or len(sv) != 1 or None in sm or \
-            sm[0] * sm[1] < STREAM_MIN_SIZE or \
-            any(prog.dtype(v) != _F64 for v in (matrix, vector)):
-        return None
-    return matrix
+    """The matrix of ``op`` when it is a matrix-vector product on ``side`` with a matrix worth
+    streaming, else None."""
+    found = matrix_vector_product(prog, op, STREAM_MIN_SIZE)
+    return found[1] if found is not None and found[0] == side else None
 
 
 def _row_op(prog, op, rows):
@@ -66,31 +58,31 @@ def _stream(prog, k2):
         return None
     rows = prog.shape(matrix)[0]
     made_at = {o: k for k, op in enumerate(ops[:k2]) for o in op.outs}
-    key = _matrix_key(prog, matrix)
-    heads = [k for k in range(k2) if _product(prog, ops[k], "right") is not None and
-             _matrix_key(prog, _product(prog, ops[k], "right")) == key]
+    key = matrix_key(prog, matrix)
+    heads = [k for k in range(k2) if (m := _product(prog, ops[k], "right")) is not None
+             and matrix_key(prog, m) == key]
     if not heads:
         return None
     first = heads[0]
     heads = [k for k in heads if made_at.get(ops[k].args[1], -1) < first]
-    dependent = {ops[k].outs[0] for k in heads}  # values computed from the heads' products
-    for k in range(first + 1, k2):
-        if k not in heads and any(a in dependent for a in ops[k].args):
-            dependent.update(ops[k].outs)
-    weights = last.args[0]
-    if weights not in dependent:
-        return None
     # The ops made after the first product that the weights need run in the kernel (those
     # independent of the products too, as a backward pass's scaling of its seed): row-local.
-    body, todo = set(), [weights]
+    weights = last.args[0]
+    body, todo, used_heads = set(), [weights], set()
     while todo:
-        k = made_at[todo.pop()]
-        if k in heads or k in body:
+        v = todo.pop()
+        k = made_at.get(v, -1)
+        if k in heads:
+            used_heads.add(k)
+            continue
+        if k < first or k in body:
             continue
         if not _row_op(prog, ops[k], rows):
             return None
         body.add(k)
-        todo += [a for a in ops[k].args if made_at.get(a, -1) > first]
+        todo += ops[k].args
+    if not used_heads:  # the weights do not depend on the products: nothing to stream
+        return None
     absorbed = set(heads) | body
     inside = {o for k in absorbed for o in ops[k].outs}
     used_after = {a for k, op in enumerate(ops) if k not in absorbed and k != k2
