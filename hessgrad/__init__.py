@@ -5,6 +5,7 @@ from . import _runtime  # noqa: F401 - malloc thresholds for array-heavy reverse
 from . import ops as _ops  # registers every primitive and Tensor's operators
 from .custom import custom_gradient, grad_pass_through, recompute_grad
 from .engine.backprop import AggregationMethod, UnconnectedGradients
+from .engine.capture import clear_caches
 from .engine.forward import ForwardAccumulator
 from .engine.function import Function, function
 from .engine.gradients import gradients

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from .engine.function import function
+from .engine.capture import CapturedTraces
+from .engine.nest import flatten
 from .operators import HessianOperator
 from .second_order import hessian, hvp
 from .transforms import value_and_grad
@@ -16,8 +17,10 @@ class Objective:
     point; from then on it reuses a Hessian operator built once for that ``x`` (its
     products skip the parts that do not depend on ``p``). Extra arguments that SciPy
     passes (``args=``) are forwarded to ``f``; cached results are reused while ``x`` has the
-    same values and the arguments are the same objects (arrays) or equal (other values), so
-    data changed in place between calls at one ``x`` needs a new objective.
+    same values, the arguments are the same objects (arrays) or equal (other values), and
+    what ``f`` reads from outside its arguments is unchanged: every call runs ``f`` once
+    eagerly to check that (``hessgrad.engine.capture``; pass a ``hessgrad.function`` to
+    skip the check).
 
     ``sparse_hessian=True`` (or a dict of :func:`hessgrad.sparse_hessian` options) makes
     ``hess`` return a ``scipy.sparse.csr_matrix`` built from a few batched HVPs, for
@@ -47,18 +50,37 @@ class Objective:
             from .sparse import sparse_hessian as _sparse_hessian
             self._sparse_hess = _sparse_hessian(
                 f, **(sparse_hessian if isinstance(sparse_hessian, dict) else {}))
-        self._value_and_grad = function(value_and_grad(f)) if trace else value_and_grad(f)
-        self._hvp = function(hvp(f)) if trace else hvp(f)
-        self._hessp_at = None  # (x bytes, args, products at this x)
-        self._last = None      # (x bytes, args, value, gradient)
-        self._hess_at = None   # (x bytes, args, HessianOperator)
+        self._trace = trace
+        self._value_and_grad = value_and_grad(f)
+        self._hvp = hvp(f)
+        self._traced_value_and_grad = CapturedTraces(self._value_and_grad, f)
+        self._traced_hvp = CapturedTraces(self._hvp, f)
+        self._hessp_at = None  # (point key, products at this point)
+        self._last = None      # (point key, args, value, gradient)
+        self._hess_at = None   # (point key, args, HessianOperator)
         self.nfev = self.njev = self.nhev = self.nhessp = 0
 
-    def _evaluate(self, x, args):
+    def _point(self, x, args):
+        """``(x as float64, the point's key, capture)``: results cached under the key are
+        those at ``x`` with ``f`` reading what it reads now."""
         x = np.asarray(x, dtype=np.float64)
-        key = (x.tobytes(), x.shape)
+        cap = self._traced_value_and_grad.check((x, *args), {})
+        return x, (x.tobytes(), x.shape, cap.key), cap
+
+    def _run(self, traced, cap, args):
+        """A traced product at ``args`` (eager where ``f`` cannot be traced)."""
+        if not self._trace:
+            return None
+        concrete = traced.concrete(cap, args, {})
+        if concrete is None:
+            return None
+        return concrete(flatten((args, {})), False, cap.feeds(concrete))
+
+    def _evaluate(self, x, args):
+        x, key, cap = self._point(x, args)
         if self._last is None or self._last[0] != key or not _same_args(self._last[1], args):
-            value, grad = self._value_and_grad(x, *args)
+            out = self._run(self._traced_value_and_grad, cap, (x, *args))
+            value, grad = out if out is not None else self._value_and_grad(x, *args)
             self._last = (key, args, float(value), np.array(grad, dtype=np.float64))
             self.nfev += 1
         return self._last
@@ -74,29 +96,24 @@ class Objective:
         _, _, value, grad = self._evaluate(x, args)
         return value, grad.copy()
 
-    def _operator(self, x, args):
-        x = np.asarray(x, dtype=np.float64)
-        key = (x.tobytes(), x.shape)
-        if self._hess_at is None or self._hess_at[0] != key or \
-                not _same_args(self._hess_at[1], args):
-            self._hess_at = (key, args, HessianOperator(self.f, x, args=args))
-        return self._hess_at[2]
-
     def hessp(self, x, p, *args):
         self.nhessp += 1
-        x = np.asarray(x, dtype=np.float64)
+        x, key, cap = self._point(x, args)
         p = np.asarray(p, dtype=np.float64)
         if p.size != x.size:
             raise ValueError(f"Objective.hessp: p has shape {p.shape}, expected {x.size} "
                              f"entries like x (shape {x.shape})")
-        key = (x.tobytes(), x.shape)
         at = self._hessp_at
         count = at[2] + 1 if at is not None and at[0] == key and _same_args(at[1], args) else 1
         self._hessp_at = (key, args, count)
         if count <= self.fold_after and not self._has_operator(key, args):
-            return np.asarray(self._hvp(x, *args, p.reshape(x.shape)),
-                              dtype=np.float64).reshape(p.shape)
-        return self._operator(x, args).matvec(p)
+            out = self._run(self._traced_hvp, cap, (x, *args, p.reshape(x.shape)))
+            if out is None:
+                out = self._hvp(x, *args, p.reshape(x.shape))
+            return np.asarray(out, dtype=np.float64).reshape(p.shape)
+        if not self._has_operator(key, args):
+            self._hess_at = (key, args, HessianOperator(self.f, x, args=args))
+        return self._hess_at[2].matvec(p)
 
     def _has_operator(self, key, args):
         return self._hess_at is not None and self._hess_at[0] == key and \

@@ -9,13 +9,14 @@ import numpy as np
 
 from ._recent import Recent
 from .custom import CUSTOM
+from .engine.capture import CapturedTraces
 from .engine.forward import ForwardAccumulator
-from .engine.function import function
 from .engine.gradients import gradients
 from .engine.state import THREAD
 from .engine.nest import flatten, is_nested, pack_as, structure_key
+from .engine.function import ConcreteFunction
 from .engine.tape import GradientTape
-from .engine.tensor import ConcretizationError, Tensor, shape_of, shapes_compatible
+from .engine.tensor import Tensor, shape_of, shapes_compatible
 from .ops.core import constant, reshape, stop_gradient
 from .ops.reduction import sum as reduce_sum
 from .ops.shape import transpose
@@ -177,9 +178,8 @@ def hvp(f, argnums=0, mode="auto"):
 
 
 # make_hvp(f) and hessian(f) written inline in a loop (or HessianOperator(f, x) built at each
-# iterate) find the traces, structure and compiled programs of the previous calls. As with
-# hessgrad.function, arrays that f reads from outside its arguments are captured when it is
-# traced: data that changes between calls must be passed as arguments.
+# iterate) find the traces, structure and compiled programs of the previous calls, reused
+# while what f reads from outside its arguments is unchanged (see engine.capture).
 _RECENT = Recent()
 
 
@@ -192,8 +192,10 @@ def make_hvp(f, argnums=0, mode="auto"):
     function has a ``batched(V)`` method taking vectors stacked along a leading axis and
     computing all the products in one run (matrix-matrix products where the HVP has
     matrix-vector ones). ``make_hvp(f)`` of the same ``f`` (one of the 16 most recent) reuses
-    the trace; arrays ``f`` reads from outside its arguments are captured when it is traced,
-    so pass data that changes between calls as arguments.
+    the trace while what ``f`` reads from outside its arguments (globals, closures, random
+    draws) is what it was: ``f`` runs once eagerly at each point to check that (see
+    ``hessgrad.engine.capture``); pass a ``hessgrad.function`` to skip the check. The
+    returned product is the Hessian at the point as ``f`` was when it was made.
 
     >>> import hessgrad as hg
     >>> import hessgrad.numpy as hnp
@@ -210,7 +212,7 @@ def make_hvp(f, argnums=0, mode="auto"):
 
 def _make_hvp(f, argnums, mode):
     product = hvp(f, argnums, mode)
-    traced = function(product)  # one trace per signature, shared by every point
+    traced = CapturedTraces(product, f)  # one trace per signature and capture, every point
 
     def at(*args, **kwargs):
         single, nums = _argnums(argnums, len(args), "make_hvp")
@@ -332,16 +334,15 @@ def _specialize(traced, args, v_example, kwargs):
     when ``f`` cannot be traced (Python control flow on values) or runs uncompiled."""
     if not _is_plain((args, kwargs)):
         return None
-    try:
-        concrete = traced.get_concrete_function(*args, v_example, **kwargs)
-    except ConcretizationError:
+    cap = traced.check(args, kwargs)
+    concrete = traced.concrete(cap, (*args, v_example), kwargs)
+    if concrete is None:
         return None
     n_args, n_v = len(flatten(list(args))), len(flatten(v_example))
     leaves = flatten(((*args, v_example), kwargs))
     static = [True] * n_args + [False] * n_v + [True] * (len(leaves) - n_args - n_v)
-    linear = concrete.specialize(leaves, static)
-    return linear if linear is not None else _Folded(traced.python_function, args, kwargs,
-                                                     v_example)
+    linear = concrete.specialize(leaves, static, cap.feeds(concrete))
+    return linear if linear is not None else _Folded(traced.fn, args, kwargs, v_example)
 
 
 class _Folded:
@@ -349,8 +350,7 @@ class _Folded:
     point as constants, which the plan folds (one trace per point)."""
 
     def __init__(self, product, args, kwargs, v_example):
-        traced = function(lambda v: product(*args, v, **kwargs))
-        self.concrete = traced.get_concrete_function(v_example)
+        self.concrete = ConcreteFunction(lambda v: product(*args, v, **kwargs), (v_example,), {})
         self.largest_intermediate = self.concrete.plan.largest_dynamic_size
 
     def __call__(self, leaves):
@@ -396,9 +396,9 @@ def hessian(f, argnums=0, *, has_aux=False, holomorphic=False, sparse=False,
     as in ``hg.function(hg.hessian(f))``, from 64 elements on). With tensor arguments or in a
     trace the products run as one batch (``vmap`` of the HVP), so the result nests and a
     traced Hessian stays one product big. ``hessian(f)`` of
-    the same ``f`` (one of the 16 most recent) reuses the trace and structure; arrays ``f``
-    reads from outside its arguments are captured when it is traced, so pass data that
-    changes between calls as arguments.
+    the same ``f`` (one of the 16 most recent) reuses the trace and structure while what
+    ``f`` reads from outside its arguments is unchanged: ``f`` runs once eagerly at each call
+    to check that (see ``hessgrad.engine.capture``; pass a ``hessgrad.function`` to skip it).
 
     >>> import hessgrad as hg
     >>> import hessgrad.numpy as hnp
@@ -432,18 +432,18 @@ def _dense_hessian(f, argnums, detect_sparsity, has_aux=False, holomorphic=False
             h = of_value(*args, **kwargs)
             return h, _out(_split_aux(f(*args, **kwargs), True, "hessian")[1], _is_plain(args))
         return with_aux
-    traced = function(hvp(f, argnums))  # one trace per argument signature, reused at every x
+    # one trace per argument signature and capture key, reused at every x
+    traced = CapturedTraces(hvp(f, argnums), f)
     structure = [STRUCTURE_CHECK(f) if detect_sparsity and STRUCTURE_CHECK else None]
 
-    def structured(args, kwargs):
+    def structured(args, kwargs, cap):
         """The Hessian from colored products, or None (dense problem, or not applicable)."""
         check = structure[0]
         if check is None or kwargs or argnums not in (0, -len(args)) or not args or \
-                type(args[0]) is not np.ndarray or args[0].dtype.kind != "f" or \
-                not _is_plain(args):
+                type(args[0]) is not np.ndarray or args[0].dtype.kind != "f":
             return None
         try:
-            return check.dense(*args)
+            return check.dense(*args, capture=cap)
         except Exception:  # noqa: BLE001 - untraceable f etc.: the dense path reports errors
             structure[0] = None
             return None
@@ -460,24 +460,23 @@ def _dense_hessian(f, argnums, detect_sparsity, has_aux=False, holomorphic=False
         except Exception:  # noqa: BLE001 - f closes over a traced tensor etc.: dense path
             return None
 
-    def batched_products(args, kwargs, single, shapes, dtypes):
+    def batched_products(args, kwargs, single, shapes, dtypes, cap):
         """``(batched(V), largest)`` at ``args``: the traced HVP with ``args`` as inputs and
         only ``V`` batched, so the forward pass and the gradient run once per call."""
         example = [np.zeros(s, dtype=d) for s, d in zip(shapes, dtypes)]
         v_example = example[0] if single else tuple(example)
-        try:
-            concrete = traced.get_concrete_function(*args, v_example, **kwargs)
-        except ConcretizationError:  # Python control flow on values: eager products
+        concrete = traced.concrete(cap, (*args, v_example), kwargs)
+        if concrete is None:  # Python control flow on values: eager products
             product = make_hvp(f, argnums)(*args, **kwargs)
             return product.batched, product.largest_intermediate(v_example)
         n_args, n_v = len(flatten(list(args))), len(example)
         n_kw = len(flatten(kwargs))
         flags = [False] * n_args + [True] * n_v + [False] * n_kw
+        captures = cap.feeds(concrete)
 
         def batched(V):
-            return concrete.run_batched(flatten(((*args, V), kwargs)), flags)
-        feed_flags = [flags[i] for i in concrete.inputs]
-        return batched, concrete.plan.largest_batched_size(feed_flags)
+            return concrete.run_batched(flatten(((*args, V), kwargs)), flags, captures)
+        return batched, concrete.plan.largest_batched_size(concrete.feed_flags(flags))
 
     by_structure = {}  # the Hessian over leaves, per structure of the nested arguments
 
@@ -498,27 +497,27 @@ def _dense_hessian(f, argnums, detect_sparsity, has_aux=False, holomorphic=False
             return of_vector[0](*args, **kwargs)
 
     def scalar_hessian(args, kwargs):
-        h = structured(args, kwargs)
-        if h is not None:
-            return h
         single, nums = _argnums(argnums, len(args), "hessian")
         if any(is_nested(args[i]) for i in nums):
             key = (len(args), tuple(structure_key(args[i]) for i in nums))
             if key not in by_structure:
                 by_structure[key] = _LeafHessian(f, args, nums, single, detect_sparsity)
             return by_structure[key](args, kwargs)
-        plain = _is_plain(args)
         shapes = [tuple(np.shape(args[i]) if not isinstance(args[i], Tensor) else args[i].shape)
                   for i in nums]
         sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
-        if not plain:
+        if not _is_plain(args):
             h = structured_tensor(args, kwargs)
             if h is not None:
                 return h
             return _hessian_tensors(f, args, kwargs, nums, single, shapes, sizes)
+        cap = traced.check(args, kwargs)  # what f reads now selects the cached programs
+        h = structured(args, kwargs, cap)
+        if h is not None:
+            return h
         # as in JAX, the row block H[i][.] has the dtype of gradient i, that of argument i
         dtypes = [np.result_type(np.asarray(args[i]).dtype, np.float32) for i in nums]
-        batched, largest = batched_products(args, kwargs, single, shapes, dtypes)
+        batched, largest = batched_products(args, kwargs, single, shapes, dtypes, cap)
         chunk = max(1, HESSIAN_BATCH_BYTES // (8 * max(largest, 1)))
         blocks = [[np.empty(si + sj, dtype=d) for sj in shapes] for si, d in zip(shapes, dtypes)]
         for j, n_j in enumerate(sizes):

@@ -4,8 +4,8 @@ The pattern is read off the traced graph (:mod:`hessgrad.sparsity`), colored
 (:mod:`hessgrad.coloring`), and the compressed matrix ``H S`` (``J S`` or ``W^T J``) is computed
 by one batched run of a traced Hessian-vector product (JVP, VJP) with ``x`` as an unbatched
 input and the seed columns as the batch. Pattern, coloring, recovery indices and the traced
-product are cached per input shape and dtype, so later calls at other points only run the
-batched product and a gather.
+product are cached per input shape, dtype and capture key (``engine.capture``), so later
+calls at other points only run the batched product and a gather.
 """
 
 import numpy as np
@@ -13,7 +13,8 @@ import scipy.sparse as sp
 
 from . import coloring as _coloring
 from . import sparsity as _sparsity
-from .engine.function import _leaf_key, function
+from .engine.capture import CaptureCache
+from .engine.function import ConcreteFunction, _leaf_key
 from .engine.nest import flatten, structure_key
 from .engine.tensor import Tensor
 from .ops.core import constant, getitem, reshape, scatter_add
@@ -71,19 +72,20 @@ def _check_callable(f, what):
 
 
 class _Compressed:
-    """A traced product ``p(x, *args, u)`` run with ``u`` batched along a leading axis."""
+    """A traced product ``p(x, *args, u)`` run with ``u`` batched along a leading axis
+    (compiled: a few colors run the fused graph per color), traced under a capture key."""
 
-    def __init__(self, product, x, args, u_shape):
-        self.fn = function(product)  # compiled: a few colors run the fused graph per color
-        self.concrete = self.fn.get_concrete_function(x, *args, np.zeros(u_shape, x.dtype))
+    def __init__(self, product, x, args, u_shape, once=False):
+        self.concrete = ConcreteFunction(product, (x, *args, np.zeros(u_shape, x.dtype)), {},
+                                         jit_kernels=not once)
 
-    def __call__(self, x, args, batch):
+    def __call__(self, x, args, batch, cap):
         if all(type(a) is np.ndarray for a in args):
             leaves = [x, *args, batch]
         else:
             leaves = flatten(((x,) + tuple(args) + (batch,), {}))
         flags = [False] * (len(leaves) - 1) + [True]
-        return np.asarray(self.concrete.run_batched(leaves, flags))
+        return np.asarray(self.concrete.run_batched(leaves, flags, cap.feeds(self.concrete)))
 
 
 def _flat_positions(plan):
@@ -96,15 +98,19 @@ def _flat_positions(plan):
 
 
 class _PlanCache:
-    """Pattern, coloring and traced product are built once per input shape, dtype and
-    argument signature (``_build``) and reused at every point."""
+    """Pattern, coloring and traced product are built once per input shape, dtype, argument
+    signature and capture key (``_build``; see ``engine.capture``) and reused at every point.
+    ``_plan`` returns ``(plan, capture)``: the products take the capture's lifted arrays."""
 
-    def _plan(self, x, args):
+    def __init__(self, f):
+        self.f = f
+        self._plans = CaptureCache(f)
+
+    def _plan(self, x, args, cap=None):
+        if cap is None:
+            cap = self._plans.check((x, *args), {})
         key = (x.shape, x.dtype.str, _arg_key(args))
-        plan = self._plans.get(key)
-        if plan is None:
-            plan = self._plans[key] = self._build(x, args)
-        return plan
+        return self._plans.get(key, cap, lambda once: self._build(x, args, cap, once)), cap
 
 
 class SparseHessian(_PlanCache):
@@ -119,29 +125,28 @@ class SparseHessian(_PlanCache):
                  probes=2, seed=0):
         _check("sparse_hessian", method, coloring, dense_threshold, probes)
         _check_callable(f, "sparse_hessian")
-        self.f = f
+        super().__init__(f)
         self.method = method
         self.coloring = coloring
         self.dense_threshold = float(dense_threshold)
         self.probes = int(probes)
         self.seed = seed
-        self._plans = {}
         self.nhvp = 0
         self._budget = None  # n -> entry budget of the detection (None: sparsity's default)
 
     # --- the cached plan per shape ----------------------------------------------------------
-    def _build(self, x, args):
+    def _build(self, x, args, cap, once):
         n = x.size
         budget = _sparsity.ENTRY_BUDGET if self._budget is None else self._budget(n)
         pattern, gave_up = _sparsity._hessian_pattern(self.f, x, args, "sparse_hessian",
                                                       budget=budget)
         plan = {"n": n, "traced_pattern": pattern, "gave_up": gave_up}
         if self.method == "probe":
-            pattern = self._probe(x, args, pattern, gave_up)
+            pattern = self._probe(x, args, pattern, cap, once)
         plan["pattern"] = pattern
-        return self._finish(plan, x, args)
+        return self._finish(plan, x, args, once)
 
-    def _finish(self, plan, x, args):
+    def _finish(self, plan, x, args, once):
         n, pattern = plan["n"], plan["pattern"]
         plan["dense"] = n > 0 and pattern.nnz > self.dense_threshold * n * n
         if plan["dense"]:
@@ -160,22 +165,22 @@ class SparseHessian(_PlanCache):
             _coloring.seed_matrix(colors, x.dtype)[:, :plan["ncolors"]].T).reshape(
                 (plan["ncolors"],) + x.shape)
         if plan["ncolors"]:
-            plan["product"] = _Compressed(_hvp(self.f), x, args, x.shape)
+            plan["product"] = _Compressed(_hvp(self.f), x, args, x.shape, once)
         return plan
 
-    def _probe(self, x, args, traced, gave_up):
+    def _probe(self, x, args, traced, cap, once):
         """Union of the nonzeros of the Hessian at ``x`` and at ``probes`` random points near
         it. ``x`` itself is one of the points: where the pattern depends on the values (sort,
         max, where), the nearby points alone may miss entries nonzero at ``x``, and the call
         that builds the pattern would be wrong at its own point."""
         rng = np.random.default_rng(self.seed)
         trial = {"n": x.size, "pattern": traced}
-        trial = self._finish(trial, x, args)
+        trial = self._finish(trial, x, args, once)
         found = sp.csr_matrix((x.size, x.size), dtype=bool)
         for k in range(self.probes + 1):
             z = x if k == 0 else \
                 (x + 0.1 * (1.0 + np.abs(x)) * rng.standard_normal(x.shape)).astype(x.dtype)
-            h = self._evaluate(trial, z, args)
+            h = self._evaluate(trial, z, args, cap)
             h.data = h.data != 0            # NaN counts as a nonzero (conservative)
             found = found + h
         found = sp.csr_matrix(found, dtype=bool)
@@ -184,7 +189,7 @@ class SparseHessian(_PlanCache):
         return found
 
     # --- evaluation --------------------------------------------------------------------------
-    def _evaluate(self, plan, x, args):
+    def _evaluate(self, plan, x, args, cap):
         n = plan["n"]
         if plan["dense"]:
             self.nhvp += n
@@ -194,27 +199,29 @@ class SparseHessian(_PlanCache):
         if not plan["ncolors"]:
             return sp.csr_matrix((n, n), dtype=x.dtype)
         self.nhvp += plan["ncolors"]
-        b = plan["product"](x, args, plan["seeds"])
+        b = plan["product"](x, args, plan["seeds"], cap)
         data = b.reshape(-1)[plan["index"]].astype(x.dtype, copy=False)
         return sp.csr_matrix((data, pattern.indices, pattern.indptr), shape=(n, n))
 
     def __call__(self, x, *args):
         x = _point(x, "sparse_hessian")
-        return self._evaluate(self._plan(x, args), x, args)
+        plan, cap = self._plan(x, args)
+        return self._evaluate(plan, x, args, cap)
 
-    def dense(self, x, *args):
+    def dense(self, x, *args, capture=None):
         """The Hessian as a dense array of shape ``x.shape + x.shape``, assembled from the
         compressed products, or None when coloring would not halve the number of products
-        (then the dense batched path is as fast)."""
+        (then the dense batched path is as fast). ``capture``: the call's capture run, when
+        the caller made it already."""
         x = _point(x, "hessian")
-        plan = self._plan(x, args)
+        plan, cap = self._plan(x, args, capture)
         n = plan["n"]
         if plan["dense"] or 2 * plan["ncolors"] > n:
             return None
         out = np.zeros(n * n, dtype=x.dtype)
         if plan["ncolors"]:
             self.nhvp += plan["ncolors"]
-            b = plan["product"](x, args, plan["seeds"])
+            b = plan["product"](x, args, plan["seeds"], cap)
             out[_flat_positions(plan)] = b.reshape(-1)[plan["index"]]
         return out.reshape(x.shape + x.shape)
 
@@ -225,7 +232,7 @@ class SparseHessian(_PlanCache):
         dense Hessian. None where :meth:`dense` would be, and below ``TENSOR_MIN_SIZE``."""
         if x.size < TENSOR_MIN_SIZE:
             return None
-        plan = self._plan(np.zeros(x.shape, x.dtype), ())
+        plan, _ = self._plan(np.zeros(x.shape, x.dtype), ())
         n, k = plan["n"], plan["ncolors"]
         if plan["dense"] or 2 * k > n:
             return None
@@ -242,18 +249,18 @@ class SparseHessian(_PlanCache):
     def pattern(self, x, *args):
         """The (cached) boolean sparsity pattern used at ``x``'s shape and dtype."""
         x = _point(x, "sparse_hessian")
-        return self._plan(x, args)["pattern"]
+        return self._plan(x, args)[0]["pattern"]
 
     def colors(self, x, *args):
         """The coloring used at ``x``'s shape (None on the dense path)."""
         x = _point(x, "sparse_hessian")
-        return self._plan(x, args).get("colors")
+        return self._plan(x, args)[0].get("colors")
 
     def info(self, x, *args):
         """A dict: n, nnz, density, ncolors, dense (dense path taken), gave_up (detection
         fell back to a dense pattern)."""
         x = _point(x, "sparse_hessian")
-        plan = self._plan(x, args)
+        plan, _ = self._plan(x, args)
         n = plan["n"]
         return {"n": n, "nnz": int(plan["pattern"].nnz),
                 "density": plan["pattern"].nnz / max(n * n, 1),
@@ -265,9 +272,10 @@ def sparse_hessian(f, *, method="trace", coloring="star", dense_threshold=DENSE_
                    probes=2, seed=0):
     """The Hessian of scalar ``f`` as a ``scipy.sparse.csr_matrix``, from a few HVPs.
 
-    The sparsity pattern is detected once per input shape and dtype, colored, and every call
-    computes ``H S`` (``S`` one 0/1 column per color) in one batched run of a traced
-    Hessian-vector product, then reads each nonzero off ``H S``. The Hessian is w.r.t. the
+    The sparsity pattern is detected once per input shape and dtype (and again when what
+    ``f`` reads from outside its arguments changes: see ``hessgrad.engine.capture``),
+    colored, and every call computes ``H S`` (``S`` one 0/1 column per color) in one batched
+    run of a traced Hessian-vector product, then reads each nonzero off ``H S``. The Hessian is w.r.t. the
     first argument, flattened: shape ``(x.size, x.size)``.
 
     Args:
@@ -333,12 +341,11 @@ class SparseJacobian(_PlanCache):
         if mode not in self.MODES:
             raise ValueError(f"sparse_jacobian: mode must be one of {self.MODES}, got {mode!r}")
         _check_callable(f, "sparse_jacobian")
-        self.f = f
+        super().__init__(f)
         self.mode = mode
         self.dense_threshold = float(dense_threshold)
-        self._plans = {}
 
-    def _build(self, x, args):
+    def _build(self, x, args, cap, once):
         pattern, gave_up, out_shape = _sparsity._jacobian_pattern(self.f, x, args,
                                                                   "sparse_jacobian")
         m, n = pattern.shape
@@ -369,7 +376,7 @@ class SparseJacobian(_PlanCache):
             plan["index"] = _coloring.column_recovery_index(pattern, col)
             plan["seeds"] = np.ascontiguousarray(
                 _coloring.seed_matrix(col, x.dtype).T).reshape((plan["ncolors"],) + x.shape)
-            plan["product"] = _Compressed(_jvp_of(self.f), x, args, x.shape)
+            plan["product"] = _Compressed(_jvp_of(self.f), x, args, x.shape, once)
         else:
             plan["mode"] = "rev"
             plan["colors"] = row
@@ -378,27 +385,27 @@ class SparseJacobian(_PlanCache):
             plan["index"] = row[rows] * n + pattern.indices
             plan["seeds"] = np.ascontiguousarray(
                 _coloring.seed_matrix(row, x.dtype).T).reshape((plan["ncolors"],) + out_shape)
-            plan["product"] = _Compressed(_vjp_of(self.f), x, args, out_shape)
+            plan["product"] = _Compressed(_vjp_of(self.f), x, args, out_shape, once)
         return plan
 
     def __call__(self, x, *args):
         x = _point(x, "sparse_jacobian")
-        plan = self._plan(x, args)
+        plan, cap = self._plan(x, args)
         pattern, m, n = plan["pattern"], plan["m"], plan["n"]
         if not plan["ncolors"]:
             return sp.csr_matrix((m, n), dtype=x.dtype)
-        b = plan["product"](x, args, plan["seeds"])
+        b = plan["product"](x, args, plan["seeds"], cap)
         data = b.reshape(-1)[plan["index"]].astype(x.dtype, copy=False)
         return sp.csr_matrix((data, pattern.indices, pattern.indptr), shape=(m, n))
 
     def pattern(self, x, *args):
         x = _point(x, "sparse_jacobian")
-        return self._plan(x, args)["pattern"]
+        return self._plan(x, args)[0]["pattern"]
 
     def info(self, x, *args):
         """A dict: m, n, nnz, ncolors, mode ("fwd": JVPs, "rev": VJPs), dense, gave_up."""
         x = _point(x, "sparse_jacobian")
-        plan = self._plan(x, args)
+        plan, _ = self._plan(x, args)
         return {"m": plan["m"], "n": plan["n"], "nnz": int(plan["pattern"].nnz),
                 "ncolors": plan["ncolors"], "mode": plan.get("mode"),
                 "dense": plan["dense"], "gave_up": plan["gave_up"]}

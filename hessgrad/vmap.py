@@ -25,6 +25,7 @@ import numpy as np
 
 from .engine import tape as _tape
 from .engine.dispatch import bind
+from .engine.capture import CaptureCache
 from .engine.function import ConcreteFunction, signature_key
 from .engine.graph import CONST, PLACEHOLDER, Graph
 from .engine.nest import flatten, pack_as, structure_key
@@ -66,9 +67,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
 
     Outside any transform the per-example function is traced once per signature (shapes and
     dtypes of the per-example arguments, the Python values among them) and the trace is kept
-    by the returned function, as :func:`hessgrad.function` keeps its traces: arrays ``fun``
-    reads from outside its arguments are read when it is traced, so pass data that changes
-    between calls as arguments. The first call with a batch size runs the traced program
+    by the returned function while what ``fun`` reads from outside its arguments is unchanged:
+    every call runs ``fun`` once eagerly on the first member to check that (see
+    ``hessgrad.engine.capture``). The first call with a batch size runs the traced program
     compiled without Numba kernels; the next ones with that size compile the kernels too.
 
     >>> import hessgrad as hg
@@ -234,8 +235,9 @@ class _Mapped:
         self.in_axes = tuple(in_axes) if isinstance(in_axes, list) else in_axes
         self.out_axes = out_axes
         self.axis_size = axis_size
-        self._traces = {}  # signature of the per-example call -> ConcreteFunction or None
-        self._sizes = set()  # (signature, batch size, mapped flags) run before
+        # per signature of the per-example call and capture key: ConcreteFunction or None
+        self._traces = CaptureCache(fun)
+        self._sizes = set()  # (trace, batch size, mapped flags) run before
 
     def __get__(self, instance, owner):
         if instance is None:
@@ -275,19 +277,16 @@ class _Mapped:
             examples.append(value[0])
         ex_args, ex_kwargs = call.per_example(examples)
         key = signature_key(ex_args, ex_kwargs)
-        if key not in self._traces:
-            try:
-                self._traces[key] = ConcreteFunction(self.fun, ex_args, ex_kwargs)
-            except ConcretizationError:
-                self._traces[key] = None  # Python control flow on values: run per member
-        concrete = self._traces[key]
+        cap = self._traces.check(ex_args, ex_kwargs)
+        concrete = self._traces.get(key, cap, lambda once: _trace(self.fun, ex_args, ex_kwargs))
         if concrete is None:
             return _per_member(self.fun, call, fed, None)
         # A batch size seen for the first time runs without Numba kernels: kernels are
         # compiled per batch size (up to a second each), worth it for sizes that recur.
-        size = (key, call.k, tuple(call.mapped))
+        size = (concrete, call.k, tuple(call.mapped))
         flat, flags = concrete.run_batched_outputs(fed, call.mapped,
-                                                   jit_kernels=size in self._sizes)
+                                                   jit_kernels=size in self._sizes,
+                                                   captures=cap.feeds(concrete))
         self._sizes.add(size)
         inputs = [v for v, m in zip(fed, call.mapped) if m]
         flat = [_unaliased(v, inputs) if f else v for v, f in zip(flat, flags)]
@@ -322,6 +321,15 @@ class _Mapped:
                 value = _broadcast(value, k)
             placed.append(_finish(_move_from_front(value, axis % nd), as_tensors))
         return pack_as(out, placed)
+
+
+def _trace(fun, args, kwargs):
+    """The per-example trace, or None when ``fun`` needs concrete values (Python control flow
+    on them): it then runs per member."""
+    try:
+        return ConcreteFunction(fun, args, kwargs)
+    except ConcretizationError:
+        return None
 
 
 def _as_value(value, path):

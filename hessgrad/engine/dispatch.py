@@ -53,6 +53,8 @@ def bind(prim, args, params):
         outs = tuple(Tensor(o if hasattr(o, "dtype") else np.asarray(o)) for o in out)
         if state.recorders and state.limit != 0 and not prim.nondiff:
             notify(prim, args, params, outs)
+        elif state.capturing:
+            _observe_constant_op(state, prim, args, params, outs)
         return outs
     if type(out) is not np.ndarray and not hasattr(out, "dtype"):
         out = np.asarray(out)
@@ -61,6 +63,8 @@ def bind(prim, args, params):
     t = Tensor(out)
     if state.recorders and not prim.nondiff:
         _record(state, prim, args, params, t, plain)
+    elif state.capturing:
+        _observe_constant_op(state, prim, args, params, (t,))
     return t
 
 
@@ -110,6 +114,8 @@ def bind_eager(prim, x, y=_UNARY):
                     break
         else:
             _record(state, prim, args, {}, t, True)
+    elif state.capturing:
+        _observe_constant_op(state, prim, args, {}, (t,))
     return t
 
 
@@ -125,6 +131,27 @@ def _record(state, prim, args, params, t, plain):
             r.observe_one(prim, args, params, t)
     elif limit != 0:
         notify(prim, args, params, (t,))
+
+
+def _observe_constant_op(state, prim, args, params, outs):
+    """A constant op (a comparison, argmax, ...) is shown to the recorders that watch
+    everything a function reads (capture logs), not to tapes and accumulators."""
+    recorders = state.recorders
+    limit = len(recorders) if state.limit is None else state.limit
+    for r in recorders[:limit]:
+        if r.sees_constants and not r.paused:
+            r.observe(prim, args, params, outs, None, 0)
+
+
+def note_constant(tensor, value):
+    """``tensor`` was made from ``value`` (an eager ``hessgrad.constant``): tell the capture
+    logs, which name it by the object read, not by the copy the tensor holds."""
+    state = THREAD.state
+    recorders = state.recorders
+    limit = len(recorders) if state.limit is None else state.limit
+    for r in recorders[:limit]:
+        if r.sees_constants and not r.paused:
+            r.note_constant(tensor, value)
 
 
 def _bind_in_graph_of(prim, args, params):

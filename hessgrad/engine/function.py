@@ -92,23 +92,35 @@ class ConcreteFunction:
         self.inputs = []        # the indices of the leaves that are graph inputs
         self.placeholders = []  # their placeholders
         traced_leaves = []
-        with self.graph.as_default():
-            for i, leaf in enumerate(leaves):
-                if _is_array_leaf(leaf) and not isinstance(leaf, Variable):
-                    dtype = leaf.dtype if hasattr(leaf, "dtype") else np.result_type(leaf)
-                    p = self.graph.placeholder(dtype, np.shape(leaf) if not isinstance(
-                        leaf, Tensor) else leaf.shape, name=f"arg{i}")
-                    p._weak = _is_weak_leaf(leaf)
-                    self.inputs.append(i)
-                    self.placeholders.append(p)
-                    traced_leaves.append(p)
-                else:
-                    traced_leaves.append(leaf)
-            t_args, t_kwargs = pack_as((args, kwargs), traced_leaves)
-            self.structured_outputs = fn(*t_args, **t_kwargs)
+        # Under a capture key (engine.capture), large arrays fn reads become inputs too, after
+        # the leaves': ``lifted_slots`` says which; callers pass them as ``captures``.
+        lift = THREAD.state.lift
+        lifts = lift is not None and lift.tracing is None
+        if lifts:
+            lift.tracing = self.graph
+        try:
+            with self.graph.as_default():
+                for i, leaf in enumerate(leaves):
+                    if _is_array_leaf(leaf) and not isinstance(leaf, Variable):
+                        dtype = leaf.dtype if hasattr(leaf, "dtype") else np.result_type(leaf)
+                        p = self.graph.placeholder(dtype, np.shape(leaf) if not isinstance(
+                            leaf, Tensor) else leaf.shape, name=f"arg{i}")
+                        p._weak = _is_weak_leaf(leaf)
+                        self.inputs.append(i)
+                        self.placeholders.append(p)
+                        traced_leaves.append(p)
+                    else:
+                        traced_leaves.append(leaf)
+                t_args, t_kwargs = pack_as((args, kwargs), traced_leaves)
+                self.structured_outputs = fn(*t_args, **t_kwargs)
+        finally:
+            if lifts:
+                lift.tracing = None
+        self.lifted_slots = sorted(self.graph.lifted)
+        lifted = [self.graph.lifted[s] for s in self.lifted_slots]
         self.outputs = flatten(self.structured_outputs)
         self._fetch_index = [k for k, o in enumerate(self.outputs) if isinstance(o, Tensor)]
-        feeds = [traced_leaves[i] for i in self.inputs]
+        feeds = [traced_leaves[i] for i in self.inputs] + lifted
         self.plan = Plan(self.graph, [self.outputs[k] for k in self._fetch_index], feeds)
         # One Tensor out (a loss, a gradient): calls return the fetched value as it is.
         self._single = isinstance(self.structured_outputs, Tensor)
@@ -144,11 +156,19 @@ class ConcreteFunction:
             return [f"{node.prim.name}" for *_, node in self.plan.steps]
         return self.compiled.optimized_steps
 
-    def run_batched(self, leaves, batched):
-        """Outputs for leaves whose flagged members carry a leading batch axis."""
-        fed = [leaves[i] for i in self.inputs]
-        flags = [batched[i] for i in self.inputs]
-        return self._pack((self.compiled or self.plan).run_batched(fed, flags))
+    def feed_flags(self, flags, captured=False):
+        """Per input of the plan: the flag of its leaf in ``flags`` (one per leaf), then
+        ``captured`` for each lifted capture."""
+        return [flags[i] for i in self.inputs] + [captured] * len(self.lifted_slots)
+
+    def _fed(self, leaves, captures):
+        return [leaves[i] for i in self.inputs] + list(captures)
+
+    def run_batched(self, leaves, batched, captures=()):
+        """Outputs for leaves whose flagged members carry a leading batch axis (``captures``:
+        the lifted inputs' values, see ``engine.capture.Capture.feeds``)."""
+        return self._pack((self.compiled or self.plan).run_batched(
+            self._fed(leaves, captures), self.feed_flags(batched)))
 
     def batched_outputs(self, batched):
         """Per leaf of ``flatten(structured_outputs)``: whether it depends on the leaves
@@ -165,17 +185,16 @@ class ConcreteFunction:
                 isinstance(o, Tensor) and id(o) in dependent for o in self.outputs]
         return flags
 
-    def run_batched_outputs(self, leaves, batched, jit_kernels=True):
+    def run_batched_outputs(self, leaves, batched, jit_kernels=True, captures=()):
         """``(outputs, flags)`` of a batched run (see :meth:`run_batched`): the leaves of
         ``flatten(structured_outputs)`` and :meth:`batched_outputs`. A leaf that does not
         depend on the batch is its one value (not broadcast); non-tensor leaves are as the
         function returned them. ``jit_kernels=False`` runs the program compiled without
         Numba kernels, which takes milliseconds to build for a new batch size where kernels
         can take a second (they are compiled for each batch size)."""
-        fed = [leaves[i] for i in self.inputs]
-        flags = [batched[i] for i in self.inputs]
         runner = self.compiled if jit_kernels else self._without_kernels()
-        values = (runner or self.plan).run_batched(fed, flags)
+        values = (runner or self.plan).run_batched(self._fed(leaves, captures),
+                                                   self.feed_flags(batched))
         out_flags = self.batched_outputs(batched)
         outs = list(self.outputs)
         for k, v in zip(self._fetch_index, values):
@@ -191,16 +210,17 @@ class ConcreteFunction:
             self._light = _compile(self.plan, False) or self.plan
         return self._light
 
-    def specialize(self, leaves, static):
-        """This trace with the leaves flagged in ``static`` fixed at their values: the ops
-        that depend on them alone run now, once; the returned :class:`Specialized` runs the
-        rest for the other leaves. None when the trace runs uncompiled."""
+    def specialize(self, leaves, static, captures=()):
+        """This trace with the leaves flagged in ``static`` (and the lifted captures) fixed
+        at their values: the ops that depend on them alone run now, once; the returned
+        :class:`Specialized` runs the rest for the other leaves. None when the trace runs
+        uncompiled."""
         compiled = self.compiled
         if compiled is None:
             return None
-        flags = [static[i] for i in self.inputs]
+        flags = self.feed_flags(static, True)
         runner = compiled.split(flags)
-        fed = [leaves[i] for i in self.inputs]
+        fed = self._fed(leaves, captures)
         bound = runner.at([v for v, f in zip(fed, flags) if f])
         return Specialized(self, bound)
 
@@ -212,9 +232,9 @@ class ConcreteFunction:
             outs[k] = Tensor(np.asarray(v)) if as_tensors else owned(v)
         return pack_as(self.structured_outputs, outs)
 
-    def __call__(self, leaves, as_tensors):
+    def __call__(self, leaves, as_tensors, captures=()):
         runner = self._compiled or self.compiled or self.plan
-        return self._pack(runner.run([leaves[i] for i in self.inputs]), as_tensors)
+        return self._pack(runner.run(self._fed(leaves, captures)), as_tensors)
 
 
 class Specialized:
@@ -241,6 +261,13 @@ class Specialized:
 class Function:
     """A Python function traced into a graph per input signature and run as that graph.
 
+    Its traces are kept and trusted, as ``jax.jit`` keeps its: values the function reads
+    from outside its arguments (globals, closures, attributes, random draws) are read when a
+    signature is first traced and baked in; pass data that changes as arguments, or call
+    :meth:`clear_cache`. (The caches hessgrad keeps on its own, in ``hessian``, ``make_hvp``
+    and the like, check what ``f`` captured at every call instead: see
+    ``hessgrad.engine.capture``. Passing them a ``Function`` says its traces may be trusted.)
+
     Arrays, tensors and Python floats and complexes become graph inputs; other Python values
     (ints, bools, strings, shapes) are baked into the trace and select it. Python floats and
     complexes stay *weak*, as numpy 2 keeps them (see :attr:`Tensor.weak`): ``x * s`` with a
@@ -256,6 +283,8 @@ class Function:
     >>> float(f(np.array([1.0, 2.0])))
     5.0
     """
+
+    caches_traces = True  # see engine.capture.CaptureCache: the user asked for caching
 
     def __init__(self, fn, input_signature=None, jit_compile=None, reduce_retracing=False, *,
                  optimize=True, jit_kernels=True):
@@ -274,6 +303,13 @@ class Function:
         if instance is None:
             return self
         return functools.partial(self, instance)
+
+    def clear_cache(self):
+        """Forget every trace (the next call traces ``fn`` again, reading what it captures
+        anew)."""
+        self._traces.clear()
+        self._by_arrays.clear()
+        self._last = None
 
     def get_concrete_function(self, *args, **kwargs):
         key = signature_key(args, kwargs)

@@ -6,7 +6,7 @@ from .dispatch import READ, bind
 from .graph_text import graph_text
 from .node import Node
 from .registry import Primitive, get
-from .state import THREAD
+from .state import THREAD, reraise_refused
 from .tensor import Tensor, Variable, owned, shapes_compatible
 
 
@@ -94,6 +94,7 @@ class Graph:
         self._weak_casts = {}  # (id(weak tensor), dtype) -> its cast (see _weak_cast)
         self._plans = {}
         self._substitutions = []  # see substituting()
+        self.lifted = {}  # capture slot -> its placeholder (see engine.capture)
 
     def __repr__(self):
         after = "" if self.optimized is None else f", {self.optimized.ops_after} after optimization"
@@ -210,11 +211,15 @@ class Graph:
 
     def _as_input(self, a, prim):
         if not isinstance(a, Tensor):
-            return self._capture(a) if type(a) is np.ndarray else a
+            if type(a) is not np.ndarray:
+                return a
+            lifted = self._lifted(a)
+            return self._capture(a) if lifted is None else lifted
         if type(a) is Variable:
             return self.read_variable(a)
         if a._value is not None:  # an eager tensor captured by the graph: a constant
-            return a._value
+            lifted = self._lifted(a._value)
+            return a._value if lifted is None else lifted
         if a._node.graph is not self:
             raise ValueError(
                 f"op {prim.name}: input {a.name} belongs to another graph; tensors of one graph "
@@ -233,6 +238,23 @@ class Graph:
             self._captured[id(copy)] = (copy, copy)  # rules pass node inputs back in
         return entry[1]
 
+    def _lifted(self, array):
+        """The input standing for ``array`` when this graph is traced under a capture key
+        that lifts it (a large array the key names by shape only), else None."""
+        lift = THREAD.state.lift
+        slot = None if lift is None else lift.slots.get(id(array))
+        if slot is None:
+            return None
+        if lift.tracing is not self:
+            lift.baked.add(slot)
+            return None
+        p = self.lifted.get(slot)
+        if p is None:
+            p = self.lifted[slot] = self.placeholder(array.dtype, array.shape,
+                                                     name=f"captured{slot}")
+            lift.lifted.add(slot)
+        return p
+
     def read_variable(self, var):
         read = self._reads.get(id(var))
         if read is None:
@@ -248,8 +270,15 @@ class Graph:
         return self.add_node(PLACEHOLDER, (), {}, name=name or "Placeholder",
                              avals=[(shape, np.dtype(dtype))])
 
-    def constant(self, value, name=None):
+    def constant(self, value, name=None, source=None):
+        """A constant node holding ``value``; ``source``: the array it was made from, lifted
+        in its place when the graph is traced under a capture key (see ``_lifted``)."""
         value = np.asarray(value)
+        if type(source) is np.ndarray and source.shape == value.shape and \
+                source.dtype == value.dtype:
+            lifted = self._lifted(source)
+            if lifted is not None:
+                return lifted
         node_out = self.add_node(CONST, (), {"value": value}, name=name or "Const",
                                  avals=[(value.shape, value.dtype)])
         return node_out
@@ -277,10 +306,12 @@ class _DefaultGraph:
 
     def __enter__(self):
         THREAD.state.graphs.append(self.graph)
+        THREAD.state.refused = None
         return self.graph
 
     def __exit__(self, *exc):
         THREAD.state.graphs.pop()
+        reraise_refused(exc[1])
 
 
 def constant_value(x):

@@ -9,7 +9,8 @@ import threading
 
 
 class _State:
-    __slots__ = ("recorders", "limit", "graphs", "plain_values")
+    __slots__ = ("recorders", "limit", "graphs", "plain_values", "capturing", "lift",
+                 "refused")
 
     def __init__(self):
         self.recorders = []   # active GradientTapes and ForwardAccumulators, outermost first
@@ -18,6 +19,9 @@ class _State:
         # True during a backward pass that nothing records (first order): ops return numpy
         # values, not Tensors, as no one will differentiate them (see backprop)
         self.plain_values = False
+        self.capturing = 0    # active capture logs (they observe constant ops too)
+        self.lift = None      # while programs are traced under a capture key (see capture)
+        self.refused = None   # the last refused conversion of a tensor (reraise_refused)
 
 
 class _PerThread(threading.local):
@@ -28,12 +32,23 @@ class _PerThread(threading.local):
 THREAD = _PerThread()
 
 
+def reraise_refused(exc):
+    """Leaving a recorder's or a graph's ``with`` block on ``exc``: when numpy replaced a
+    refused conversion of a tensor by its own ValueError (``a[i] = t`` with ``a`` a numpy
+    array), raise the refusal, which says what to do, from it."""
+    state = THREAD.state
+    refused, state.refused = state.refused, None
+    if refused is not None and isinstance(exc, ValueError) and exc is not refused:
+        raise refused from exc
+
+
 class Recorder:
     """Something that observes ops while active (``with recorder:``): tapes, forward-mode
     accumulators, variable watchers. Subclasses define ``observe``."""
 
     paused = False
     _recording = False
+    sees_constants = False  # observes constant ops and constants too (capture logs)
     # True for a recorder whose observe_one is exactly: if an input's id is a key of
     # ``self._tracked``, append ``(prim, args, params, (out,), None)`` to ``self._records``
     # and track a floating ``out`` by its id. ``bind_eager`` then does that inline.
@@ -53,12 +68,14 @@ class Recorder:
         self._active_in = THREAD.state.recorders  # the entering thread's (exit may run elsewhere)
         self._active_in.append(self)
         self._recording = True
+        THREAD.state.refused = None
         return self
 
     def __exit__(self, *exc):
         if self._recording:
             self._active_in.remove(self)
             self._recording = False
+        reraise_refused(exc[1])
 
 
 class paused_from:

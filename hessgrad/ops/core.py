@@ -6,7 +6,9 @@ import math
 import numpy as np
 
 from ..engine.backprop import unbroadcast  # noqa: F401 - for the rules of the ops
+from ..engine.dispatch import note_constant
 from ..engine.graph import get_default_graph
+from ..engine.state import THREAD
 from ..engine.registry import primitive
 from ..engine.tensor import Tensor, shape_of
 
@@ -237,8 +239,12 @@ def constant(value, dtype=None, shape=None, name=None):
             array.reshape(shape)
     graph = get_default_graph()
     if graph is not None:
-        return graph.constant(array, name=name)
-    return Tensor(array)
+        return graph.constant(array, name=name, source=value)
+    out = Tensor(array)
+    if THREAD.state.capturing:
+        note_constant(out, value if type(value) is np.ndarray and value.shape == array.shape
+                      and value.dtype == array.dtype else array)
+    return out
 
 
 def convert_to_tensor(value, dtype=None):

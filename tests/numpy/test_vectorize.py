@@ -108,7 +108,8 @@ def test_traces_are_kept_between_calls():
     calls = []
 
     def f(a, b):
-        calls.append(1)
+        if isinstance(a, hg.Tensor) and a.is_symbolic:  # a trace, not a capture check
+            calls.append(1)
         return a * b
     vf = hnp.vectorize(f)
     for _ in range(3):

@@ -1,0 +1,385 @@
+"""Capture checks: a cached trace is reused only while what it captured is unchanged.
+
+A trace of ``f`` bakes in everything ``f`` read from outside its arguments: numbers and arrays
+from globals, closures and attributes, random draws, the branches taken on them. The caches
+that hessgrad keeps without being asked (``hessian``, ``make_hvp``, ``HessianOperator``,
+``sparse_hessian``, the SciPy objective, ``vmap``) therefore check each call: ``f`` runs once
+eagerly under a :class:`CaptureLog`, which writes down every op it applies, with its
+parameters and every operand that is not computed from the arguments (the *capture key*). A
+cached program serves only the key it was built under; anything else builds a new one. Only
+``hessgrad.function``, where the user asks for caching, trusts its traces (as ``jax.jit``).
+
+Arrays of ``LIFT_SIZE`` elements or more (data matrices) enter the key by shape and dtype
+alone: the programs built under the key take them as inputs ("lifted"), fed at every call
+with the arrays this call's run read, so a data matrix changed in place or rebound costs no
+comparison. A large array that a program could not lift (one created inside ``f``, traced
+inside a loop body) is compared by content instead.
+"""
+
+import functools
+import types
+import weakref
+from collections import OrderedDict
+
+import numpy as np
+
+from .function import ConcreteFunction, signature_key
+from .nest import flatten, pack_as, structure_key
+from .registry import Primitive
+from .state import THREAD, Recorder
+from .tensor import ConcretizationError, Tensor, Variable
+
+LIFT_SIZE = 1 << 16
+# Keys kept per call signature; a function whose key changes at every call (it draws random
+# numbers, or a parameter sweep) stops being cached after VOLATILE_AFTER new keys in a row.
+VARIANTS = 8
+VOLATILE_AFTER = 3
+
+
+class _Same:
+    """An object compared by identity inside a key (and kept alive by it, so that its id is
+    not reused while the key exists)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __eq__(self, other):
+        return type(other) is _Same and other.obj is self.obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+
+_SIMPLE = frozenset((type(None), bool, int, str, bytes, type(Ellipsis)))
+_STABLE = (types.BuiltinFunctionType, np.ufunc, type, types.ModuleType, Primitive)
+
+
+class CaptureLog(Recorder):
+    """Observes one run of a function: every op (constant ops too) with its parameters and
+    operands, operands named by where they come from (an argument, an earlier op's result) or,
+    when they come from outside, by value. ``key()`` is the run's capture key; ``big`` the large
+    arrays it read, in order of first use."""
+
+    sees_constants = True
+
+    def __init__(self, sources):
+        self.origin = {id(t): ("arg", i) for i, t in enumerate(sources)}
+        self.alive = list(sources)  # tensors whose ids are in ``origin``
+        self.ops = []
+        self.big = []
+        self._big_slot = {}
+
+    def __enter__(self):
+        THREAD.state.capturing += 1
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        THREAD.state.capturing -= 1
+        return super().__exit__(*exc)
+
+    def observe(self, prim, args, params, outs, node, level):
+        k = len(self.ops)
+        self.ops.append((prim, self.value(params) if params else (),
+                         tuple(self.operand(a) for a in args)))
+        for i, o in enumerate(outs):
+            self.origin[id(o)] = ("op", k, i)
+        self.alive.append(outs)
+        return node
+
+    def note_constant(self, tensor, value):
+        """``tensor`` was made from ``value`` (``hessgrad.constant``): name it by ``value``,
+        the object the function read (the tensor holds a copy)."""
+        self.origin[id(tensor)] = self.value(value)
+        self.alive.append(tensor)
+
+    def operand(self, a):
+        """The token of an op's input: where it comes from, or its value."""
+        if isinstance(a, Tensor):
+            token = self.origin.get(id(a))
+            if token is not None:
+                return token
+            if type(a) is Variable:
+                return ("var", _Same(a))
+            if a._value is None:
+                return ("symbolic", _Same(a))
+            return self.array(a._value)
+        return self.value(a)
+
+    def array(self, a):
+        if a.dtype.hasobject:
+            return ("objects", _Same(a))
+        if a.size >= LIFT_SIZE:
+            slot = self._big_slot.get(id(a))
+            if slot is None:
+                slot = self._big_slot[id(a)] = len(self.big)
+                self.big.append(a)
+            return ("big", slot, a.shape, a.dtype.str)
+        return ("array", a.shape, a.dtype.str, a.tobytes())
+
+    def value(self, v, depth=0):
+        """A hashable token for a parameter or an operand from outside: equal tokens mean the
+        same value (numbers and arrays by value and exact type, functions by code and what
+        they read, other objects by identity)."""
+        kind = type(v)
+        if kind in _SIMPLE:
+            return (kind, v)
+        if kind is float:
+            return (float, v.hex())  # tells -0.0 from 0.0; nan equals itself
+        if kind is tuple or kind is list:
+            return (kind, tuple([self.value(x, depth) for x in v]))
+        if kind is dict:  # params: built by the same code in the same order
+            return (dict, tuple([(k, self.value(x, depth)) for k, x in v.items()]))
+        if kind is complex:
+            return (complex, v.real.hex(), v.imag.hex())
+        if kind is np.ndarray:
+            return self.array(v)
+        if isinstance(v, Tensor):
+            return self.operand(v)
+        if isinstance(v, np.generic):
+            return self.array(np.asarray(v)) + ("scalar",)
+        if isinstance(v, np.dtype):
+            return ("dtype", v.str)
+        if kind is slice:
+            return (slice, self.value((v.start, v.stop, v.step), depth))
+        if isinstance(v, _STABLE):
+            return _Same(v)
+        if depth < 3:
+            if isinstance(v, types.FunctionType):
+                return self.function(v, depth + 1)
+            if isinstance(v, types.MethodType):
+                return ("method", self.value(v.__func__, depth), _Same(v.__self__))
+            if isinstance(v, functools.partial):
+                return ("partial", self.value(v.func, depth), self.value(v.args, depth),
+                        self.value(v.keywords, depth))
+        return _Same(v)
+
+    def function(self, fn, depth):
+        """A function (a custom gradient's ``grad_fn``, created anew at every call) by its code
+        and what it reads: closure cells, defaults, and the globals its code names."""
+        cells = tuple(self.value(_cell(c), depth) for c in fn.__closure__ or ())
+        names = sorted(_names(fn.__code__))
+        env = fn.__globals__
+        read = tuple((name, self.value(env[name], depth)) for name in names if name in env)
+        return ("function", _Same(fn.__code__), cells, self.value(fn.__defaults__, depth), read)
+
+    def key(self, result):
+        if isinstance(result, Tensor):
+            return (tuple(self.ops), self.operand(result))
+        leaves = flatten(result)
+        return (tuple(self.ops), structure_key(result, leaves),
+                tuple(self.operand(x) for x in leaves))
+
+
+def _cell(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell (a variable not assigned yet)
+        return None
+
+
+def _names(code):
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names |= _names(c)
+    return names
+
+
+class _CleanState:
+    """A context with no recorders and no graphs: the capture run is an eager run, also when
+    a cache is consulted while a trace or a tape is active."""
+
+    def __enter__(self):
+        state = THREAD.state
+        self.saved = (state.recorders, state.limit, state.graphs, state.plain_values,
+                      state.lift)
+        state.recorders, state.limit, state.graphs, state.plain_values, state.lift = \
+            [], None, [], False, None
+
+    def __exit__(self, *exc):
+        state = THREAD.state
+        (state.recorders, state.limit, state.graphs, state.plain_values,
+         state.lift) = self.saved
+
+
+class Capture:
+    """One call's capture run: ``key``, and the large arrays ``big`` that programs built under
+    the key take as inputs."""
+
+    __slots__ = ("key", "big", "_rerun", "_stable")
+
+    def __init__(self, key, big, rerun=None):
+        self.key, self.big = key, big
+        self._rerun = rerun
+        self._stable = None
+
+    def feeds(self, concrete):
+        """The values of the inputs that ``concrete`` (a trace built under this key) lifted."""
+        return [self.big[s] for s in concrete.lifted_slots]
+
+    def stable(self):
+        """Whether a second run gives the same key (once per call): a function that changed
+        while it was traced (it draws random numbers) has no key its programs could be kept
+        under."""
+        if self._stable is None:
+            self._stable = self._rerun is not None and self._rerun().key == self.key
+        return self._stable
+
+
+TRUSTED = Capture(None, [])  # an explicit hessgrad.function: its traces are the user's choice
+
+
+def capture(f, args, kwargs):
+    """Run ``f(*args, **kwargs)`` eagerly under a :class:`CaptureLog`; its :class:`Capture`.
+    A function that cannot run eagerly (it builds graph-only ops such as ``gradients``) gets
+    a key no other run has: its programs are built at every call and never kept."""
+    with _CleanState():
+        sources = []
+        leaves = [_source(x, sources) for x in flatten((args, kwargs))]
+        c_args, c_kwargs = pack_as((args, kwargs), leaves)
+        try:
+            with CaptureLog(sources) as log:
+                result = f(*c_args, **c_kwargs)
+        except Exception:  # noqa: BLE001 - the traced call reports f's own errors
+            return Capture(_Same(object()), [])
+        return Capture(log.key(result), log.big, lambda: capture(f, args, kwargs))
+
+
+def _source(x, sources):
+    """An argument as the capture run passes it: what a trace makes an input (arrays,
+    tensors, floats) as a tensor named by its position; other values as they are (a trace
+    bakes them in, and the signature tells them apart)."""
+    if type(x) is Variable:
+        return x
+    if isinstance(x, Tensor):
+        x = x.numpy()
+    if isinstance(x, (np.ndarray, np.generic, float, complex)) and not isinstance(
+            x, (bool, np.bool_)):
+        t = Tensor(np.asarray(x))
+        sources.append(t)
+        return t
+    return x
+
+
+class Lifting:
+    """While programs are traced under a capture key: the key's large arrays by identity, and
+    which of them each trace took as an input (see ``ConcreteFunction``)."""
+
+    def __init__(self, cap):
+        self.slots = {id(a): s for s, a in enumerate(cap.big)}
+        self.big = cap.big
+        self.tracing = None  # the graph whose trace lifts now (traces inside it do not)
+        self.lifted = set()  # slots some trace took as an input
+        self.baked = set()   # slots some graph holds as a constant (a trace inside another)
+
+    def safe(self):
+        """The slots every program took as an input: the others are compared by content."""
+        return self.lifted - self.baked
+
+    def __enter__(self):
+        state = THREAD.state
+        self.saved, state.lift = state.lift, self
+        return self
+
+    def __exit__(self, *exc):
+        THREAD.state.lift = self.saved
+
+
+class _Entry:
+    __slots__ = ("value", "compared")
+
+    def __init__(self, value, compared):
+        self.value = value
+        self.compared = compared  # slot -> the bytes of a large array that was not lifted
+
+    def matches(self, cap):
+        return all(cap.big[s].tobytes() == data for s, data in self.compared.items())
+
+
+_CACHES = weakref.WeakSet()
+
+
+class CaptureCache:
+    """Values built from traces of ``f`` (programs, sparsity patterns, colorings), per call
+    signature and capture key.
+
+    ``check(args, kwargs)`` runs the capture run of a call; ``get(signature, cap, build)``
+    returns the value built under ``cap``'s key, else ``build(once)``'s, traced while the
+    key's large arrays are lifted. A new value is kept when the key is stable (see
+    :meth:`Capture.stable`). After ``VOLATILE_AFTER`` new keys in a row the cache keeps no
+    more values for the signature (until a key is found again): ``build`` is then called with
+    ``once=True``, so it can skip compiling what runs once.
+
+    ``f`` marked ``caches_traces`` (a ``hessgrad.function``) is trusted: the user asked for
+    its traces to be kept, so there is no capture run.
+    """
+
+    def __init__(self, f):
+        self.f = f
+        self.trusted = getattr(f, "caches_traces", False)
+        self._entries = {}   # signature -> OrderedDict(key -> [_Entry])
+        self._misses = {}    # signature -> new keys in a row
+        _CACHES.add(self)
+
+    def clear(self):
+        self._entries.clear()
+        self._misses.clear()
+
+    def __len__(self):
+        """The number of values kept."""
+        return sum(len(kept) for variants in self._entries.values()
+                   for kept in variants.values())
+
+    def check(self, args, kwargs):
+        return TRUSTED if self.trusted else capture(self.f, args, kwargs)
+
+    def get(self, signature, cap, build):
+        variants = self._entries.setdefault(signature, OrderedDict())
+        for entry in variants.get(cap.key, ()):
+            if entry.matches(cap):
+                variants.move_to_end(cap.key)
+                self._misses[signature] = 0
+                return entry.value
+        misses = self._misses[signature] = self._misses.get(signature, 0) + 1
+        once = misses > VOLATILE_AFTER and cap is not TRUSTED
+        with Lifting(cap) as lifting:
+            value = build(once)
+        if cap is TRUSTED or not once and cap.stable():
+            safe = lifting.safe()
+            compared = {s: a.tobytes() for s, a in enumerate(cap.big) if s not in safe}
+            variants.setdefault(cap.key, []).append(_Entry(value, compared))
+            variants.move_to_end(cap.key)
+            while len(variants) > VARIANTS:
+                variants.popitem(last=False)
+        return value
+
+
+def clear_caches():
+    """Forget every trace that hessgrad cached without being asked (see
+    :class:`CaptureCache`); ``hessgrad.function`` objects keep theirs (``clear_cache()``)."""
+    for cache in list(_CACHES):
+        cache.clear()
+
+
+class CapturedTraces:
+    """Traces of ``fn``, a transform of ``f`` (its gradient, its HVP), per call signature and
+    capture key of ``f``: ``concrete(cap, args, kwargs)`` is the :class:`ConcreteFunction` of
+    ``fn(*args, **kwargs)`` built under ``cap`` (compiled without Numba kernels when it is to
+    run once), or None when ``fn`` cannot be traced (Python control flow on values)."""
+
+    def __init__(self, fn, f):
+        self.fn = fn
+        self.cache = CaptureCache(f)
+
+    def check(self, args, kwargs):
+        return self.cache.check(args, kwargs)
+
+    def concrete(self, cap, args, kwargs):
+        def build(once):
+            try:
+                return ConcreteFunction(self.fn, args, kwargs, jit_kernels=not once)
+            except ConcretizationError:
+                return None
+        return self.cache.get(signature_key(args, kwargs), cap, build)
