@@ -11,7 +11,7 @@ the unrolled loop:
   compared with central differences of the gradient;
 * the same loop written with ``hg.while_loop`` (the trip count found above) gives the same
   first and second derivatives, also through ``hg.hessian``, which traces its function into
-  a graph -- something the Python loop's ``float()`` stopping test cannot be.
+  a graph -- something the Python loop's data-dependent stopping test cannot be.
 
     python examples/while_loop_second_order.py
 """
@@ -34,7 +34,7 @@ def fixed_point_python(W, theta, tol=1e-13, max_iter=500):
     it = 0
     while it < max_iter:
         x_new = hnp.tanh(W @ x + theta)
-        change = float(hnp.max(hnp.abs(x_new - x)))   # data-dependent stopping rule
+        change = hnp.max(hnp.abs(x_new - x))   # data-dependent stopping rule
         x, it = x_new, it + 1
         if change < tol:
             break

@@ -152,7 +152,7 @@ def test_functional_jacobians_of_several_arguments_and_outputs(jac):
 @pytest.mark.parametrize("jac", [hg.jacrev, hg.jacfwd])
 def test_jacobians_of_untraceable_functions_run_row_by_row(jac):
     def f(x):  # Python control flow on a value: cannot be traced, so one product per row
-        return hnp.sin(x) * 2.0 if float(hnp.sum(x)) > 0 else hnp.cos(x)
+        return hnp.sin(x) * 2.0 if hnp.sum(x) > 0 else hnp.cos(x)
 
     x = np.linspace(0.1, 1.0, 12)
     np.testing.assert_allclose(jac(f)(x), np.diag(2 * np.cos(x)), rtol=1e-14)

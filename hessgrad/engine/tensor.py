@@ -103,47 +103,80 @@ class Tensor:
         return self._value
 
     def __array__(self, dtype=None, copy=None):
-        recorders = THREAD.state.recorders
-        if recorders and any(getattr(r, "tracks", _never)(self) for r in recorders):
-            raise TypeError(
-                "a tensor that is being differentiated was converted to a numpy array (by "
-                "numpy.array, numpy.asarray or an ndarray method), which would silently drop "
-                "its gradient; use hessgrad.numpy (hnp.array, hnp.stack, hnp.dot, ...) or call "
-                ".numpy() explicitly if a constant is meant")
-        value = np.asarray(self.numpy())
+        value = np.asarray(self._converted(
+            "conversion to a numpy array (numpy.array, numpy.asarray, an ndarray method or a "
+            "numpy function)"))
         return value if dtype is None else value.astype(dtype, copy=False)
 
+    def _refuse_if_differentiated(self, what):
+        """Raise when a recorder differentiates this tensor: ``what`` would hand out a plain
+        number or array, which carries no gradient, so the derivative would silently miss
+        this path. A tensor nothing differentiates converts freely."""
+        recorders = THREAD.state.recorders
+        if recorders and any(getattr(r, "tracks", _never)(self) for r in recorders):
+            _refuse(ConcretizationError(
+                f"{what} of a tensor that is being differentiated would silently drop its gradient "
+                "(a plain number or numpy array carries none): the derivative would miss "
+                "this path. Use hessgrad ops on the tensor (hessgrad.numpy: hnp.exp, "
+                "hnp.where, ...), compare the tensor itself to branch on it (`if t > 0:`), "
+                "create arrays that receive such values with hessgrad.numpy (hnp.zeros, "
+                "hnp.empty, ...) instead of numpy, or convert hessgrad.stop_gradient(t) if a "
+                "constant is meant"))
+
     def _concrete(self, what):
+        """The value, for ``what``; a symbolic tensor has none (ConcretizationError)."""
         if self._value is None:
-            raise ConcretizationError(
-                f"{what} of symbolic tensor {self.name} is not known while a function is traced; "
-                "use hessgrad ops (hg.cond, hg.where, hg.while_loop) for data-dependent control "
-                "flow, or run eagerly")
+            _refuse(ConcretizationError(
+                f"{what} of symbolic tensor {self.name} is not known while a function is "
+                "traced; use hessgrad ops (hg.cond, hg.where, hg.while_loop) for "
+                "data-dependent control flow, hessgrad.numpy arrays (not numpy's) to write "
+                "values into, or run eagerly"))
         return self._value
 
-    def __bool__(self):
-        return bool(self._concrete("the truth value"))
+    def _converted(self, what):
+        """The value handed out as a plain number or array by ``what``: refused for a tensor
+        being differentiated (see ``_refuse_if_differentiated``)."""
+        value = self._concrete(what)
+        self._refuse_if_differentiated(what)
+        return value
+
+    def __bool__(self):  # control flow: the branch taken has its own derivative
+        value = self._value
+        if value is None:
+            self._concrete("the truth value")
+        return bool(value)
 
     def __float__(self):
-        return float(self._concrete("float()"))
+        return float(self._converted("float()"))
 
-    def __int__(self):
-        return int(self._concrete("int()"))
+    def __int__(self):  # piecewise constant: its derivative, zero, is not lost
+        value = self._value
+        if value is None:
+            self._concrete("int()")
+        return int(value)
 
     def __index__(self):
-        value = self._concrete("the index value")
+        value = self._value
+        if value is None:
+            self._concrete("the index value")
         if value.dtype.kind not in "iub":
             raise TypeError(f"only integer tensors can be used as an index, not {value.dtype}")
         return int(value)
 
     def __complex__(self):
-        return complex(self._concrete("complex()"))
+        return complex(self._converted("complex()"))
 
     def item(self, *args):
-        return self._concrete("item()").item(*args)
+        value = self._value
+        if value is None or value.dtype.kind in "fc":
+            value = self._converted("item()")
+        return value.item(*args)
 
     def tolist(self):
-        return self._concrete("tolist()").tolist()
+        value = self._value
+        if value is None or value.dtype.kind in "fc":
+            value = self._converted("tolist()")
+        return value.tolist()
 
     __hash__ = object.__hash__
 
@@ -224,6 +257,15 @@ class ConcretizationError(TypeError):
 
 def _never(t):
     return False
+
+
+def _refuse(error):
+    """Raise ``error``, remembering it: numpy turns an error raised while it converts an
+    element (``a[i] = t`` into a numpy array) into its own "setting an array element with a
+    sequence"; the recorder or graph around the call then raises ``error`` from that (see
+    ``engine.state.reraise_refused``)."""
+    THREAD.state.refused = error
+    raise error
 
 
 def is_tensor(x):

@@ -494,7 +494,7 @@ def looped_unrolled(a):
     x, rows = hg.ones_like(a) * 0.5, []
     for _ in range(6):
         x = hg.cos(a * x) + 0.1 * hg.sin(x)
-        x = x * 1.01 if float(hg.reduce_sum(x)) > 0.5 else x - 0.01 * a
+        x = x * 1.01 if hg.reduce_sum(x) > 0.5 else x - 0.01 * a
         rows.append(x * a)
     return hg.reduce_sum(x ** 2) + hg.reduce_sum(hg.stack(*rows, axis=0) ** 3)
 
@@ -746,7 +746,7 @@ def row_by_branch(x):
 
 
 def row_by_branch_unrolled(x):
-    first = x ** 2 if float(x[0]) > 1.0 else hg.sin(x)
+    first = x ** 2 if x[0] > 1.0 else hg.sin(x)
     return hg.reduce_sum(hg.stack(first, x * 3.0, axis=0) ** 2 * x[1])
 
 
