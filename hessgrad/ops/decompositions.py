@@ -30,7 +30,7 @@ import numpy as np
 from ..engine.registry import primitive
 from ..engine.tensor import dtype_of, shape_of
 from .core import unbroadcast
-from .elementwise import conjugate, divide, real, where
+from .elementwise import conjugate, divide, less, real, where
 from .linalg import matmul
 from .reduction import sum as reduce_sum
 from .shape import expand_dims, swapaxes
@@ -313,22 +313,41 @@ def _pinv_forward(a, rcond=1e-15):
     return np.linalg.pinv(a, rtol=rcond)
 
 
+def _projector_terms_kept(a, rcond):
+    """Constant masks ``(rows, cols)``, each ``(..., 1, 1)``: whether ``I - A X`` (rank < m)
+    and ``I - X A`` (rank < n) are nonzero for ``X = pinv(A)``, the rank counted with the
+    forward's cutoff. Where the rank is full they vanish identically around ``A`` (pinv is
+    differentiable only where its rank is locally constant), and so do all their
+    derivatives; computed, ``I - A X`` is rounding noise of size ``eps * cond(A)``, which
+    pinv's rules multiply by ``X X^H`` (``cond(A)^2``) and second derivatives amplify further.
+    So their terms are dropped there (the inverse's rule is left), not computed."""
+    m, n = shape_of(a)[-2:]
+    if not m or not n:
+        return True, True
+    rank = expand_dims(expand_dims(matrix_rank(a, rtol=rcond), -1), -1)
+    return less(rank, m), less(rank, n)
+
+
 def _pinv_vjp(g, ans, a, rcond=1e-15):
     # dX = -X dA X + X X^H dA^H (I - A X) + (I - X A) dA^H X^H X for X = pinv(A) of constant
     # rank; its transpose (the dA^H terms transpose to conjugates), with (I - A X) G^T written
-    # as G^T - A (X G^T) to avoid identities.
+    # as G^T - A (X G^T) to avoid identities, each projector term only where it is not
+    # identically zero (see _projector_terms_kept).
     x, gt = ans, _T(g)
+    rows, cols = _projector_terms_kept(a, rcond)
     left = gt - matmul(a, matmul(x, gt))          # (I - A X) G^T
     right = gt - matmul(matmul(gt, x), a)         # G^T (I - X A)
     return -matmul(_T(x), matmul(g, _T(x))) + _conj(
-        matmul(left, matmul(x, _H(x))) + matmul(matmul(_H(x), x), right))
+        where(rows, matmul(left, matmul(x, _H(x))), 0.0) +
+        where(cols, matmul(matmul(_H(x), x), right), 0.0))
 
 
 def _pinv_jvp(t, ans, a, rcond=1e-15):
     x, th = ans, _H(t)
+    rows, cols = _projector_terms_kept(a, rcond)
     return -matmul(x, matmul(t, x)) \
-        + matmul(matmul(x, _H(x)), th - matmul(matmul(th, a), x)) \
-        + matmul(th - matmul(x, matmul(a, th)), matmul(_H(x), x))
+        + where(rows, matmul(matmul(x, _H(x)), th - matmul(matmul(th, a), x)), 0.0) \
+        + where(cols, matmul(th - matmul(x, matmul(a, th)), matmul(_H(x), x)), 0.0)
 
 
 def _pinv_shape(a, rcond=1e-15):
@@ -340,7 +359,10 @@ def _pinv_shape(a, rcond=1e-15):
 pinv = primitive("pinv", _pinv_forward, vjp=[_pinv_vjp], jvp=[_pinv_jvp],
                  shape_rule=_pinv_shape)
 pinv.__doc__ = """Moore-Penrose pseudo-inverse (singular values below ``rcond * s_max`` are
-treated as zero). Differentiable where the rank is locally constant (e.g. full rank)."""
+treated as zero). Differentiable where the rank is locally constant (e.g. full rank):
+``dX = -X dA X + X X^H dA^H (I - A X) + (I - X A) dA^H X^H X``, the projector terms only
+where the rank is not full on their side (where they vanish identically, computing them
+would add rounding noise that second derivatives amplify by ``cond(A)^2``)."""
 
 
 def _matrix_rank_forward(a, tol=None, rtol=None):

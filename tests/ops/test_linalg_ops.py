@@ -99,6 +99,10 @@ ROWS = [
     ("pinv_tall", D.pinv, (randn(5, 3),)),
     ("pinv_wide", D.pinv, (randn(2, 4),)),
     ("pinv_square_batched", D.pinv, (well(2, 3, 3),)),
+    # rank 3 of 5 (the projector terms are kept) stacked with a full-rank matrix (dropped)
+    ("pinv_rank_deficient_and_full_batched",
+     lambda a, b, c: D.pinv(hg.stack([L.matmul(a, b), c])), (randn(5, 3), randn(3, 5),
+                                                              well(5, 5))),
     ("cholesky", sym(D.cholesky), (spd(4, 4),)),
     ("cholesky_batched", sym(D.cholesky), (spd(2, 3, 3),)),
     ("eigh_values", sym(lambda a: D.eigh(a)[0]), (spd(4, 4),)),
@@ -289,6 +293,48 @@ def test_issue_reproducer_eigh_nonsymmetric_direction():
               np.sum(np.linalg.eigh(x - 1e-6 * v, uplo)[0] * w)) / 2e-6
         np.testing.assert_allclose(np.sum(hg.grad(f)(x) * v), fd, rtol=1e-7)
         np.testing.assert_allclose(hg.jvp(f, (x,), (v,))[1], fd, rtol=1e-7)
+
+
+def _conditioned(m, n, smallest, seed):
+    r = np.random.default_rng(seed)
+    u, _ = np.linalg.qr(r.standard_normal((m, m)))
+    v, _ = np.linalg.qr(r.standard_normal((n, n)))
+    s = np.zeros((m, n))
+    k = min(m, n)
+    s[range(k), range(k)] = np.logspace(0, np.log10(smallest), k)
+    return u @ s @ v.T
+
+
+@pytest.mark.parametrize("shape", [(5, 5), (8, 5), (5, 8)])
+def test_pinv_second_derivatives_are_accurate_when_ill_conditioned(shape):
+    # pinv(x.T x) with cond(x.T x) = 1e4 (issue 34): at full rank pinv's projector terms
+    # vanish identically; computed, they were rounding noise that second derivatives
+    # amplified to relative errors of 1e-5 (forward) and 6e-4 (reverse). The references are
+    # the same functions written with inv and solve (pinv(A) = inv(A) for square A,
+    # (A^T A)^-1 A^T for tall A).
+    m, n = shape
+    x = _conditioned(m, n, 1e-2, seed=m * 10 + n)
+    r = np.random.default_rng(0)
+    w, t, v = r.standard_normal((n, m)), r.standard_normal(shape), r.standard_normal(shape)
+
+    def by_pinv(y):
+        return hg.reduce_sum(D.pinv(L.matmul(hg.transpose(y), y) if m == n else y) * w)
+
+    def by_inverse(y):
+        yt = hg.transpose(y)
+        if m == n:
+            return hg.reduce_sum(D.inv(L.matmul(yt, y)) * w)
+        if m > n:
+            return hg.reduce_sum(D.solve(L.matmul(yt, y), yt) * w)
+        return hg.reduce_sum(hg.transpose(D.solve(L.matmul(y, yt), y)) * w)
+
+    def second(f):
+        fwd_fwd = hg.jvp(lambda y: hg.jvp(f, (y,), (t,))[1], (x,), (v,))[1]
+        rev_rev = np.sum(hg.grad(lambda y: hg.reduce_sum(hg.grad(f)(y) * t))(x) * v)
+        fwd_rev = np.sum(hg.jvp(hg.grad(f), (x,), (v,))[1] * t)
+        return np.array([fwd_fwd, rev_rev, fwd_rev])
+    exact = second(by_inverse)
+    np.testing.assert_allclose(second(by_pinv), exact, rtol=1e-9)
 
 
 def test_eigvalsh_degenerate_first_derivative_finite():
