@@ -460,6 +460,10 @@ COMPLEX_ROWS = [
     ("cholesky", herm(lambda a: D.cholesky(a + 4.0 * np.eye(3))), crandn(3, 3)),
     ("cholesky_upper_batched",
      herm(lambda a: hg.numpy.linalg.cholesky(a + 4.0 * np.eye(3), upper=True)), crandn(2, 3, 3)),
+    # triangular solves read one triangle (the diagonal included, complex)
+    ("solve_triangular_lower", lambda a: D.solve_triangular(a, _B[:3], lower=True), cwell(3, 3)),
+    ("solve_triangular_upper_batched",
+     lambda a: D.solve_triangular(a, _B[:3], lower=False), cwell(2, 3, 3)),
     # QR (LAPACK's: R's diagonal is real, so dR's is too)
     ("qr_tall", D.qr, crandn(4, 3)),
     ("qr_square_batched", D.qr, crandn(2, 3, 3)),
