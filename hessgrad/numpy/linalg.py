@@ -25,6 +25,7 @@ from ..engine.tensor import Tensor as _Tensor, dtype_of as _dtype_of, shape_of a
 from ..ops import core as _core, decompositions as _dec, eig as _eig, elementwise as _ew, \
     linalg as _la, reduction as _red
 from ..ops.shape import swapaxes as _swapaxes, transpose as _transpose
+from ._arraylike import asarray as _asarray, constant as _constant
 from ._products import vecdot as _vecdot
 from ._reductions import argsort as _argsort, sort as _sort
 from ._shapes import take_along_axis as _take_along_axis
@@ -40,12 +41,13 @@ SlogdetResult = _namedtuple("SlogdetResult", ["sign", "logabsdet"])
 _NOVALUE = object()  # pinv's rtol left unset (numpy distinguishes it from None)
 
 
-def _arr(x):
-    """A tensor or a float array (integer input is promoted, as numpy.linalg does)."""
+def _arr(x, fname="linalg", what="a"):
+    """A tensor or a float array (integer input is promoted, as numpy.linalg does); nested
+    sequences holding tensors are stacked."""
+    x = _asarray(x, f"linalg.{fname}" if fname != "linalg" else fname, what)
     if not isinstance(x, _Tensor):
-        x = _np.asarray(x)
         return x if x.dtype.kind in "fc" else x.astype(_np.float64)
-    return _core.strong(x) if x.dtype.kind in "fc" else _core.cast(x, dtype=_np.float64)
+    return x if x.dtype.kind in "fc" else _core.cast(x, dtype=_np.float64)
 
 
 def _T(x):
@@ -130,7 +132,7 @@ def slogdet(a):
 def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
     """Numerical rank (an integer constant) by numpy's rule; with ``hermitian=True`` of the
     Hermitian matrix held in the lower triangle of ``A``, as in numpy."""
-    A = _arr(A)
+    A, tol = _arr(A), _constant(tol, "linalg.matrix_rank", "tol")
     return _dec.matrix_rank(_dec.hermitian_from_lower(A) if hermitian else A, tol=tol, rtol=rtol)
 
 
