@@ -190,7 +190,8 @@ _V, _M = np.array([1.0, 2.0]), np.arange(6.0).reshape(2, 3)
     lambda m: m.r_[_V, 0.0, 1:4, _V], lambda m: m.r_[1:2:5j, _V], lambda m: m.r_["0,2", _V, _V],
     lambda m: m.r_["0,2,0", _V, _V], lambda m: m.r_["-1", _M, _M],
     lambda m: m.r_["1,2,0", [1, 2, 3], [4, 5, 6]], lambda m: m.c_[_V, _V],
-    lambda m: m.c_[_M, _M], lambda m: m.c_[_V, _V, 1:3], lambda m: m.r_[_V.astype(np.float32), 1.0],
+    lambda m: m.c_[_M, _M], lambda m: m.c_[_V, _V, 1:3],
+    lambda m: m.r_[_V.astype(np.float32), 1.0],
     lambda m: m.r_[np.int8(1), _V], lambda m: m.c_[0, _V[:1], _V[:1]], lambda m: m.r_[3],
     lambda m: m.r_[[1, 2], 3],
 ])
