@@ -38,6 +38,8 @@ def stacked(x, fname, what="a"):
 
 def stacked_args(args, fname):
     """:func:`stacked` applied to each positional argument (a ufunc's inputs)."""
+    if len(args) == 1:
+        return (stacked(args[0], fname, "x"),)
     return tuple(stacked(a, fname, f"x{k + 1}") for k, a in enumerate(args))
 
 

@@ -460,6 +460,13 @@ COMPLEX_ROWS = [
     ("cholesky", herm(lambda a: D.cholesky(a + 4.0 * np.eye(3))), crandn(3, 3)),
     ("cholesky_upper_batched",
      herm(lambda a: hg.numpy.linalg.cholesky(a + 4.0 * np.eye(3), upper=True)), crandn(2, 3, 3)),
+    # numpy's hermitian=True reads the lower triangle (pinv and svd through eigh)
+    ("pinv_hermitian_lower_read", lambda a: hg.numpy.linalg.pinv(a, hermitian=True),
+     crandn(3, 3)),
+    ("svd_hermitian_lower_read_batched", lambda a: (lambda u, s, vh: (s, hg.matmul(u, vh)))(
+        *hg.numpy.linalg.svd(a, hermitian=True)), crandn(2, 3, 3)),
+    ("svdvals_hermitian_lower_read",
+     lambda a: hg.numpy.linalg.svd(a, compute_uv=False, hermitian=True), crandn(3, 3)),
     # triangular solves read one triangle (the diagonal included, complex)
     ("solve_triangular_lower", lambda a: D.solve_triangular(a, _B[:3], lower=True), cwell(3, 3)),
     ("solve_triangular_upper_batched",
