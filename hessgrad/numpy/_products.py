@@ -3,7 +3,6 @@ vecdot, matvec, vecmat."""
 
 import numpy as _np
 
-from ..engine.tensor import Tensor as _Tensor
 from ..engine.tensor import shape_of as _shape_of
 from ..ops import core as _core, elementwise as _ew, linalg as _la, reduction as _red, \
     shape as _sh

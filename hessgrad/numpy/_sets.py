@@ -13,7 +13,6 @@ from collections import namedtuple as _namedtuple
 
 import numpy as _np
 
-from ..engine.tensor import Tensor as _Tensor
 from ..ops import core as _core, elementwise as _ew, reduction as _red, shape as _sh
 from ._arraylike import has_tensor as _has_tensor
 from ._extras import _array, _as_tensor, _cast, _concrete, _const, _symbolic, _value, unique
