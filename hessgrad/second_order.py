@@ -21,7 +21,8 @@ from .ops.core import constant, reshape, stop_gradient
 from .ops.reduction import sum as reduce_sum
 from .ops.shape import transpose
 from .transforms import NonScalarOutput, _argnums, _check_holomorphic, _check_like, \
-    _check_scalar, _fill, _group, _is_plain, _lift, _out, _present, _split_aux, jacfwd, jacrev
+    _check_output_dtype, _check_scalar, _fill, _group, _is_plain, _lift, _out, _present, \
+    _split_aux, jacfwd, jacrev
 from .vmap import stacked_rows
 
 MODES = ("auto", "fwd-rev", "rev-rev", "rev-fwd")
@@ -71,7 +72,12 @@ def _check_static_shape(u, x, i):
                          f"the shape {tuple(xs)} of xs[{i}]")
 
 
-def _hvp_at(f, args, kwargs, nums, v_leaves, mode):
+def _check_output(y, fname, holomorphic):
+    _check_scalar(y, fname)
+    _check_output_dtype(y, fname, holomorphic)
+
+
+def _hvp_at(f, args, kwargs, nums, v_leaves, mode, holomorphic=False, fname="hvp"):
     """H v w.r.t. the arguments ``nums`` as a flat list of tensors."""
     lifted, sources = _lift(args, nums, "hvp")
     tangents = [t if isinstance(t, Tensor) else constant(np.asarray(t, dtype=s.dtype))
@@ -81,7 +87,8 @@ def _hvp_at(f, args, kwargs, nums, v_leaves, mode):
             raise ValueError(f"hvp: vector shape {tuple(t.shape)} does not match argument "
                              f"shape {tuple(s.shape)}")
     if mode == "rev-fwd" or mode == "auto" and not THREAD.state.graphs:
-        hv = _rev_fwd(f, lifted, kwargs, sources, tangents, equivalent_only=mode == "auto")
+        hv = _rev_fwd(f, lifted, kwargs, sources, tangents, equivalent_only=mode == "auto",
+                      holomorphic=holomorphic, fname=fname)
         if hv is not None:
             return hv
     if mode in ("auto", "fwd-rev"):
@@ -89,7 +96,7 @@ def _hvp_at(f, args, kwargs, nums, v_leaves, mode):
             with GradientTape(watch_accessed_variables=False) as tape:
                 tape.watch(sources)
                 y = f(*lifted, **kwargs)
-            _check_scalar(y, "hvp")
+            _check_output(y, fname, holomorphic)
             g = tape.gradient(y, sources, unconnected_gradients="zero")
         return acc.jvp(g, unconnected_gradients="zero")
     if mode == "rev-rev":
@@ -98,14 +105,15 @@ def _hvp_at(f, args, kwargs, nums, v_leaves, mode):
             with GradientTape(watch_accessed_variables=False) as inner:
                 inner.watch(sources)
                 y = f(*lifted, **kwargs)
-            _check_scalar(y, "hvp")
+            _check_output(y, fname, holomorphic)
             g = inner.gradient(y, sources, unconnected_gradients="zero")
             inner_product = sum(reduce_sum(gi * stop_gradient(ti)) for gi, ti in zip(g, tangents))
         return outer.gradient(inner_product, sources, unconnected_gradients="zero")
     raise ValueError(f"hvp: mode must be one of {MODES}, got {mode!r}")
 
 
-def _rev_fwd(f, lifted, kwargs, sources, tangents, equivalent_only):
+def _rev_fwd(f, lifted, kwargs, sources, tangents, equivalent_only, holomorphic=False,
+             fname="hvp"):
     """``H v`` as the gradient of the directional derivative (rev-fwd). With
     ``equivalent_only`` (mode "auto", eager), None where fwd-rev's product may differ: ``f``
     used a custom gradient (whose reverse rule need not be the derivative its forward pass
@@ -117,7 +125,7 @@ def _rev_fwd(f, lifted, kwargs, sources, tangents, equivalent_only):
         tape.watch(sources)
         with ForwardAccumulator(sources, tangents) as acc:
             y = f(*lifted, **kwargs)
-        _check_scalar(y, "hvp")
+        _check_output(y, fname, holomorphic)
         directional = acc.jvp(y, unconnected_gradients="zero")
     if equivalent_only and any(p is CUSTOM or not p.builtin
                                for p in tape.recorded_primitives()):
@@ -125,7 +133,7 @@ def _rev_fwd(f, lifted, kwargs, sources, tangents, equivalent_only):
     return tape.gradient(directional, sources, unconnected_gradients="zero")
 
 
-def hvp(f, argnums=0, mode="auto"):
+def hvp(f, argnums=0, mode="auto", holomorphic=False):
     """``hvp(f)(*args, v)``: the Hessian of scalar ``f`` w.r.t. ``args[argnums]`` times ``v``.
 
     The vector comes last (as autograd's ``hessian_tensor_product``) and is shaped like the
@@ -146,6 +154,9 @@ def hvp(f, argnums=0, mode="auto"):
         f: scalar function of arrays.
         argnums: int or tuple of ints.
         mode: "auto" (default), "fwd-rev" (JVP of the gradient), "rev-rev" or "rev-fwd".
+        holomorphic: ``f`` is a holomorphic function with a complex output (as in
+            :func:`hessgrad.grad`); without it a complex, integer or boolean output raises
+            TypeError.
     Returns:
         A function ``(*args, v) -> H v`` (numpy in, numpy out; tensors in, tensors out).
 
@@ -155,6 +166,11 @@ def hvp(f, argnums=0, mode="auto"):
     >>> hg.hvp(f)(np.array([1.0, 2.0]), np.array([1.0, 1.0]))
     array([ 6., 12.])
     """
+    return _hvp(f, argnums, mode, holomorphic, "hvp")
+
+
+def _hvp(f, argnums, mode, holomorphic, fname):
+    """:func:`hvp`, its errors about ``f``'s output naming ``fname`` (hessian's too)."""
     if mode not in MODES:
         raise ValueError(f"hvp: mode must be one of {MODES}, got {mode!r}")
 
@@ -172,7 +188,7 @@ def hvp(f, argnums=0, mode="auto"):
             _check_like(v_struct[k], args[i], "hvp: v" if single else f"hvp: v[{k}]",
                         f"args[{i}]")
         v_leaves = _present(v_struct)  # None has no leaves (as in JAX): no vector either
-        hv = _hvp_at(f, args, kwargs, nums, v_leaves, mode)
+        hv = _hvp_at(f, args, kwargs, nums, v_leaves, mode, holomorphic, fname)
         return _out(_group(args, nums, hv, single), plain)
     return hvp_f
 
@@ -433,7 +449,7 @@ def _dense_hessian(f, argnums, detect_sparsity, has_aux=False, holomorphic=False
             return h, _out(_split_aux(f(*args, **kwargs), True, "hessian")[1], _is_plain(args))
         return with_aux
     # one trace per argument signature and capture key, reused at every x
-    traced = CapturedTraces(hvp(f, argnums), f)
+    traced = CapturedTraces(_hvp(f, argnums, "auto", holomorphic, "hessian"), f)
     structure = [STRUCTURE_CHECK(f) if detect_sparsity and STRUCTURE_CHECK else None]
 
     def structured(args, kwargs, cap):
@@ -443,10 +459,13 @@ def _dense_hessian(f, argnums, detect_sparsity, has_aux=False, holomorphic=False
                 type(args[0]) is not np.ndarray or args[0].dtype.kind != "f":
             return None
         try:
-            return check.dense(*args, capture=cap)
+            h = check.dense(*args, capture=cap)
         except Exception:  # noqa: BLE001 - untraceable f etc.: the dense path reports errors
             structure[0] = None
             return None
+        if h is not None and not h.any():  # maybe no product ran (an empty pattern): check
+            _check_output(f(*args), "hessian", False)  # f's output as the products would
+        return h
 
     def structured_tensor(args, kwargs):
         """Like ``structured``, for one tensor argument (in a trace, or under a tape): the
@@ -510,7 +529,7 @@ def _dense_hessian(f, argnums, detect_sparsity, has_aux=False, holomorphic=False
             h = structured_tensor(args, kwargs)
             if h is not None:
                 return h
-            return _hessian_tensors(f, args, kwargs, nums, single, shapes, sizes)
+            return _hessian_tensors(f, args, kwargs, nums, single, shapes, sizes, holomorphic)
         cap = traced.check(args, kwargs)  # what f reads now selects the cached programs
         h = structured(args, kwargs, cap)
         if h is not None:
@@ -574,11 +593,11 @@ class _LeafHessian:
         return per_arg[0] if self.single else per_arg
 
 
-def _hessian_tensors(f, args, kwargs, nums, single, shapes, sizes):
+def _hessian_tensors(f, args, kwargs, nums, single, shapes, sizes, holomorphic=False):
     """Differentiable Hessian (tensor inputs, or inside a trace): per argument ``j``, the HVPs
     of all its basis vectors as one batch (one HVP traced and replayed on them, as JAX's
     ``vmap`` of ``jvp`` of ``grad`` does), so it can nest and a trace stays one HVP big."""
-    product = hvp(f, nums[0] if single else nums)
+    product = _hvp(f, nums[0] if single else nums, "auto", holomorphic, "hessian")
     blocks = [[None] * len(shapes) for _ in shapes]
     for j, n_j in enumerate(sizes):
         def columns(e, j=j):

@@ -180,6 +180,29 @@ def _check_scalar(y, fname):
                               f"for others), but the function returned shape {tuple(shape)}")
 
 
+def _check_output_dtype(y, fname, holomorphic=False):
+    """As in JAX, a transform of a scalar function (grad, value_and_grad, hvp, hessian) needs
+    a real floating-point output, or with ``holomorphic`` a complex one: of a complex output
+    it would silently differentiate the real part, and an integer or boolean one has no
+    derivative (it would silently give zeros)."""
+    dtype = np.dtype(y.dtype if isinstance(y, Tensor) else np.asarray(y).dtype)
+    if holomorphic:
+        if dtype.kind != "c":
+            raise TypeError(f"{fname} with holomorphic=True requires outputs with complex "
+                            f"dtype, but got {dtype}.")
+    elif dtype.kind == "c":
+        raise TypeError(f"{fname} requires real-valued outputs (output dtype that is a "
+                        f"sub-dtype of np.floating), but got {dtype}. For holomorphic "
+                        "differentiation, pass holomorphic=True. For differentiation of "
+                        "non-holomorphic functions involving complex outputs, use "
+                        "hessgrad.vjp directly (or differentiate the real and imaginary "
+                        "parts).")
+    elif dtype.kind != "f":
+        raise TypeError(f"{fname} requires real-valued outputs (output dtype that is a "
+                        f"sub-dtype of np.floating), but got {dtype}. For differentiation "
+                        "of functions with integer outputs, use hessgrad.vjp directly.")
+
+
 def _check_holomorphic(holomorphic, values, fname, what):
     """With ``holomorphic`` (JAX's flag), inputs and outputs must be complex. The derivative
     computed is the same either way (for complex outputs, JAX's: the VJP of cotangent 1, the
@@ -202,6 +225,7 @@ def _plain_value_and_grad(f, args, kwargs, i):
         tape.watch(source)
         value = f(*lifted, **kwargs)
     _check_scalar(value, "grad")
+    _check_output_dtype(value, "grad")
     if not isinstance(value, Tensor):
         return _out(value, True), np.zeros_like(source._value)
     g = tape._backprop([value], [None], [source], UnconnectedGradients.ZERO)[0]
@@ -233,7 +257,7 @@ def value_and_grad(f, argnums=0, has_aux=False, holomorphic=False):
             tape.watch(sources)
             value, aux = _split_aux(f(*lifted, **kwargs), has_aux, "grad")
         _check_scalar(value, "grad")
-        _check_holomorphic(holomorphic, [value], "grad", "outputs")
+        _check_output_dtype(value, "grad", holomorphic)
         if isinstance(value, Tensor):  # the tape's core directly: the lists are flat already
             grads = tape._backprop([value], [None], sources, UnconnectedGradients.ZERO)
         else:
@@ -254,11 +278,13 @@ def grad(f, argnums=0, has_aux=False, holomorphic=False):
         argnums: an int or tuple of ints: which positional arguments to differentiate.
         has_aux: ``f`` returns ``(value, aux)``; the gradient function returns ``(g, aux)``.
         holomorphic: as in JAX, ``f`` is a holomorphic function of complex inputs with a
-            complex output (checked); the result is its complex derivative either way.
+            complex output (checked); the result is its complex derivative. Without it a
+            complex output raises TypeError (it would differentiate only the real part).
     Returns:
         A function with ``f``'s signature returning gradients shaped like those arguments.
     Raises:
-        TypeError: the output is not a scalar, or an argument is not floating point.
+        TypeError: the output is not a scalar, is complex (without ``holomorphic``), integer
+            or boolean (no derivative), or an argument is not floating point.
 
     >>> import hessgrad as hg
     >>> float(hg.grad(lambda x: x ** 3)(2.0))

@@ -10,6 +10,10 @@ import sys as _sys
 
 import numpy as _np
 
+# numpy's version: this namespace follows the installed numpy's API and semantics (the
+# primitives run numpy), so scripts that check ``np.__version__`` keep working
+__version__ = _np.__version__
+
 from ._constants import *  # noqa: F401,F403
 from ._math import *  # noqa: F401,F403
 from ._reductions import *  # noqa: F401,F403

@@ -5,18 +5,66 @@ import numpy as _np
 
 pi, e, inf, nan, newaxis, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.newaxis, \
     _np.euler_gamma
-float64, float32, float16, int64, int32, int8, uint8, bool_, complex128 = (
-    _np.float64, _np.float32, _np.float16, _np.int64, _np.int32, _np.int8, _np.uint8,
-    _np.bool_, _np.complex128)
-int16, uint16, uint32, uint64, intp, complex64, bool = (
-    _np.int16, _np.uint16, _np.uint32, _np.uint64, _np.intp, _np.complex64, _np.bool)
-single, double, csingle, cdouble = _np.single, _np.double, _np.csingle, _np.cdouble
-# numpy's other scalar types, by their C names, so that ``hnp.int_`` or ``hnp.longdouble`` in
-# a script written for numpy (or autograd, which re-exports them) names the same type
-_C_TYPES = ("int_", "intc", "uint", "uintc", "uintp", "long", "ulong", "longlong",
-            "ulonglong", "short", "ushort", "byte", "ubyte", "half", "longdouble",
-            "clongdouble", "object_", "str_", "bytes_", "void", "character", "flexible",
-            "datetime64", "timedelta64")
+
+
+class _ScalarType(type):
+    """The type of ``hessgrad.numpy``'s numeric scalar types (``hnp.float64``, ``hnp.int64``,
+    ``hnp.intp``, ...). Each is a subclass of numpy's type that stands for it: ``dtype=``,
+    ``np.dtype``, ``issubdtype``, ``issubclass``, ``isinstance`` and ``==`` treat it as
+    numpy's. Called, it is numpy's constructor, which casts arrays: on a tensor, or a nested
+    list or tuple holding tensors (stacked), it casts with hessgrad ops, so
+    ``W[hnp.int64(W[:, -1])]`` or ``hnp.float64(x)`` work on data being differentiated (a cast
+    to an integer or bool type is a constant for differentiation, as ``astype`` is)."""
+
+    def __call__(cls, *args, **kwargs):
+        numpy_type = cls.numpy_type
+        if len(args) == 1 and not kwargs:
+            from ._arraylike import has_tensor, stacked  # (this module loads with the engine)
+            if has_tensor(args[0]):
+                from ..ops.core import cast
+                x = stacked(args[0], cls.__name__, "x")
+                return x if x.dtype == numpy_type else cast(x, dtype=_np.dtype(numpy_type))
+        return numpy_type(*args, **kwargs)
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, cls.numpy_type)
+
+    def __subclasscheck__(cls, sub):
+        return issubclass(sub, cls.numpy_type)
+
+    def __eq__(cls, other):
+        return other is cls or other is cls.numpy_type
+
+    def __hash__(cls):
+        return hash(cls.numpy_type)
+
+
+_SCALAR_TYPES = {}
+
+
+def _scalar_type(numpy_type):
+    """The one ``hessgrad.numpy`` scalar type standing for ``numpy_type`` (aliases such as
+    ``double`` and ``float64`` are one type, as in numpy)."""
+    if numpy_type not in _SCALAR_TYPES:
+        _SCALAR_TYPES[numpy_type] = _ScalarType(
+            numpy_type.__name__, (numpy_type,),
+            {"numpy_type": numpy_type, "__module__": "hessgrad.numpy", "__slots__": (),
+             "__doc__": f"numpy.{numpy_type.__name__}; called on tensors, a cast."})
+    return _SCALAR_TYPES[numpy_type]
+
+
+_NUMERIC_TYPES = ("float64", "float32", "float16", "int64", "int32", "int8", "uint8", "bool_",
+                  "complex128", "int16", "uint16", "uint32", "uint64", "intp", "complex64",
+                  "bool", "single", "double", "csingle", "cdouble",
+                  # numpy's C names, so that ``hnp.int_`` or ``hnp.longdouble`` in a script
+                  # written for numpy (or autograd, which re-exports them) names the same type
+                  "int_", "intc", "uint", "uintc", "uintp", "long", "ulong", "longlong",
+                  "ulonglong", "short", "ushort", "byte", "ubyte", "half", "longdouble",
+                  "clongdouble")
+globals().update({name: _scalar_type(getattr(_np, name)) for name in _NUMERIC_TYPES})
+# numpy's non-numeric scalar types, as they are
+_C_TYPES = ("object_", "str_", "bytes_", "void", "character", "flexible", "datetime64",
+            "timedelta64")
 globals().update({name: getattr(_np, name) for name in _C_TYPES})
 # the abstract scalar types, for issubdtype(x.dtype, hnp.floating) and the like
 generic, number, integer, signedinteger, unsignedinteger, inexact, floating, \
@@ -66,10 +114,8 @@ def isdtype(dtype, kind):
     """numpy.isdtype (the array API's dtype kinds); a tensor counts by its dtype."""
     return _np.isdtype(_dtype_or_scalar(dtype), kind)
 
-__all__ = ["pi", "e", "inf", "nan", "newaxis", "euler_gamma", "float64", "float32",
-           "float16", "int64", "int32", "int8", "uint8", "bool_", "complex128", "dtype",
-           "finfo", "iinfo", "ndarray", "int16", "uint16", "uint32", "uint64", "intp",
-           "complex64", "bool", "single", "double", "csingle", "cdouble", "generic", "number",
+__all__ = ["pi", "e", "inf", "nan", "newaxis", "euler_gamma", *_NUMERIC_TYPES, "dtype",
+           "finfo", "iinfo", "ndarray", "generic", "number",
            "integer", "signedinteger", "unsignedinteger", "inexact", "floating",
            "complexfloating", "promote_types", "issubdtype", "result_type", "can_cast",
            "isdtype", "errstate", "seterr", "geterr", "set_printoptions", "get_printoptions",

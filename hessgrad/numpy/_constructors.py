@@ -14,6 +14,7 @@ import numpy as _np
 
 from ..engine.tensor import Tensor as _Tensor
 from ..ops import core as _core, elementwise as _ew, shape as _sh
+from ._arraylike import has_tensor as _has_tensor, stacked as _stacked
 
 
 def _const(value):
@@ -27,9 +28,6 @@ def _cast(x, dtype):
     return x if x.dtype == dtype else _core.cast(x, dtype=dtype)
 
 
-def _has_tensor(obj):
-    return isinstance(obj, _Tensor) or (
-        isinstance(obj, (list, tuple)) and any(_has_tensor(o) for o in obj))
 
 
 def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
@@ -121,6 +119,7 @@ def full(shape, fill_value, dtype=None, order="C", *, like=None):
 def _like_shape(a, shape, what):
     if shape is not None:
         return _shape_arg(shape, what)
+    a = _stacked(a, what)
     s = a.shape if isinstance(a, _Tensor) else _np.shape(a)
     if s is None or None in s:
         raise ValueError(f"{what}: the shape of the prototype must be known, got {s}")
@@ -130,6 +129,7 @@ def _like_shape(a, shape, what):
 def _like_dtype(a, dtype):
     if dtype is not None:
         return _np.dtype(dtype)
+    a = _stacked(a, "zeros_like")
     return a.dtype if isinstance(a, _Tensor) else _np.result_type(_np.asarray(a))
 
 

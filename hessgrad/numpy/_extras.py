@@ -23,23 +23,17 @@ from ..engine.tensor import Tensor as _Tensor
 from ..ops import core as _core, elementwise as _ew, indexing as _ix, linalg as _la, \
     reduction as _red, shape as _sh, signal as _sig, sorting as _sorting
 from . import _reductions as _r
+from ._arraylike import asarray as _asarray, has_tensor as _has_tensor, stacked as _stacked
 
 
 # --- helpers ------------------------------------------------------------------------------
 def _array(fname, a, what="a"):
-    """A tensor as it is (its shape must be static), anything else as a numpy array."""
-    if isinstance(a, _Tensor):
-        if a.shape is None or None in a.shape:
-            raise ValueError(f"{fname}: argument '{what}' needs a static shape, got {a.shape}")
-        return _core.strong(a)
-    if isinstance(a, (list, tuple)) and _has_tensor(a):
-        return _sh.as_array(a, fname)
-    return _np.asarray(a)
-
-
-def _has_tensor(obj):
-    return isinstance(obj, _Tensor) or (
-        isinstance(obj, (list, tuple)) and builtins.any(_has_tensor(o) for o in obj))
+    """A tensor as it is (its shape must be static), a nested sequence holding tensors
+    stacked, anything else as a numpy array."""
+    a = _asarray(a, fname, what)
+    if isinstance(a, _Tensor) and (a.shape is None or None in a.shape):
+        raise ValueError(f"{fname}: argument '{what}' needs a static shape, got {a.shape}")
+    return a
 
 
 def _symbolic(x):
@@ -1056,6 +1050,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
     """
     av = _np.asarray(_concrete("histogram", _array("histogram", a), "a",
                                "the data decides the bins"))
+    bins = _stacked(bins, "histogram", "bins")
     bins = _value(bins) if isinstance(bins, _Tensor) else bins
     counts, edges = _np.histogram(av, bins=bins, range=range)
     if weights is None:

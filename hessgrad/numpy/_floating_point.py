@@ -13,6 +13,7 @@ import numpy as _np
 
 from ..engine.tensor import dtype_of as _dtype_of
 from ..ops import elementwise as _ew
+from ._arraylike import stacked as _stacked
 from ._math import _cast_inputs, _reject_out, _reject_where, _ufunc
 
 
@@ -36,6 +37,7 @@ ldexp = _ufunc("ldexp", _ldexp, 2, "x1 * 2**x2 (exact; x2 integer, derivative 2*
 
 
 def _two_outputs(fname, out, where, x, dtype, casting):
+    x = _stacked(x, fname, "x")
     for o in (out if isinstance(out, tuple) else (out,)):
         _reject_out(fname, o)
     _reject_where(fname, where)

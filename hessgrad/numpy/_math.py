@@ -15,6 +15,8 @@ import numpy as _np
 from ..engine.dispatch import bind_eager as _bind_eager
 from ..engine.tensor import Tensor as _Tensor, dtype_of as _dtype_of
 from ..ops import core as _core, elementwise as _ew
+from ._arraylike import any_sequence as _any_sequence, asarray as _asarray, \
+    stacked as _stacked, stacked_args as _stacked_args
 
 
 
@@ -67,6 +69,8 @@ def _ufunc(name, op, nin, summary, example):
     common = _functools.partial(_bind_eager, prim) if prim is not None and nin <= 2 else op
 
     def ufunc(*args, **options):
+        if _any_sequence(args):  # array-likes: nested lists holding tensors are stacked
+            args = _stacked_args(args, name)
         if not options and len(args) == nin:
             return common(*args)
         return with_options(*args, **options)
@@ -266,6 +270,7 @@ def divmod(x1, x2, out=(None, None), *, where=True, dtype=None,  # noqa: A001 - 
     for o in (out if isinstance(out, tuple) else (out,)):
         _reject_out("divmod", o)
     _reject_where("divmod", where)
+    x1, x2 = _stacked_args((x1, x2), "divmod")
     if dtype is not None:
         x1, x2 = _cast_inputs("divmod", (x1, x2), dtype, casting)
     return _divmod_op(x1, x2)
@@ -298,7 +303,7 @@ def round(a, decimals=0, out=None):  # noqa: A001 - numpy's name
     [1.2, 2.5, 3.5]
     """
     _reject_out("round", out)
-    return _ew.round(a, decimals=int(decimals))
+    return _ew.round(_stacked(a, "round"), decimals=int(decimals))
 
 
 around = round
@@ -312,7 +317,7 @@ def fix(x, out=None):
     [-2.0, 2.0]
     """
     _reject_out("fix", out)
-    return _ew.trunc(x)
+    return _ew.trunc(_stacked(x, "fix", "x"))
 
 
 def clip(a, a_min=_NoValue, a_max=_NoValue, out=None, *, min=_NoValue,  # noqa: A002
@@ -339,6 +344,8 @@ def clip(a, a_min=_NoValue, a_max=_NoValue, out=None, *, min=_NoValue,  # noqa: 
     """
     _reject_out("clip", out)
     _reject_where("clip", where)
+    a, a_min, a_max, min, max = (_stacked(v, "clip", k) for k, v in (  # noqa: A001
+        ("a", a), ("a_min", a_min), ("a_max", a_max), ("min", min), ("max", max)))
     for spelled, alias, label in ((a_min, min, "a_min"), (a_max, max, "a_max")):
         if spelled is not _NoValue and alias is not _NoValue:
             raise ValueError(f"hessgrad.numpy.clip: {label} is given twice (positionally or as "
@@ -376,6 +383,8 @@ def where(condition, x=_NoValue, y=_NoValue):
     if (x is _NoValue) != (y is _NoValue):
         raise ValueError("hessgrad.numpy.where: either both or neither of x and y should be "
                          "given")
+    condition, x, y = (_stacked(v, "where", k) for k, v in (
+        ("condition", condition), ("x", x), ("y", y)))
     if x is _NoValue:
         value = condition._concrete("where(condition) with no x and y") \
             if isinstance(condition, _Tensor) else condition
@@ -392,7 +401,7 @@ def real(val):
     >>> hnp.real([1.0, 2.0]).tolist()
     [1.0, 2.0]
     """
-    return _ew.real(val)
+    return _ew.real(_stacked(val, "real", "val"))
 
 
 def angle(z, deg=False):
@@ -403,8 +412,9 @@ def angle(z, deg=False):
     >>> float(hnp.angle(1j, deg=True))
     90.0
     """
+    z = _asarray(z, "angle", "z")
     if not isinstance(z, _Tensor):
-        z = _core.constant(_np.asarray(z))
+        z = _core.constant(z)
     kind = _dtype_of(z).kind
     if kind not in "fc":  # numpy: booleans as float64, integers as arctan2 promotes them
         # (int8 -> float16, int16 -> float32: always float64 mismatched numpy's dtype)
@@ -421,7 +431,7 @@ def imag(val):
     >>> hnp.imag([1.0, 2.0]).tolist()
     [0.0, 0.0]
     """
-    return _ew.imag(val)
+    return _ew.imag(_stacked(val, "imag", "val"))
 
 
 def isneginf(x, out=None):
@@ -432,6 +442,7 @@ def isneginf(x, out=None):
     [True, False]
     """
     _reject_out("isneginf", out)
+    x = _stacked(x, "isneginf", "x")
     return _ew.logical_and(_ew.isinf(x), _ew.signbit(x))
 
 
@@ -443,6 +454,7 @@ def isposinf(x, out=None):
     [False, True]
     """
     _reject_out("isposinf", out)
+    x = _stacked(x, "isposinf", "x")
     return _ew.logical_and(_ew.isinf(x), _ew.logical_not(_ew.signbit(x)))
 
 

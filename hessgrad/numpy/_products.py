@@ -3,14 +3,14 @@ vecdot, matvec, vecmat."""
 
 import numpy as _np
 
-from ..engine.tensor import Tensor as _Tensor
 from ..engine.tensor import shape_of as _shape_of
 from ..ops import core as _core, elementwise as _ew, linalg as _la, reduction as _red, \
     shape as _sh
+from ._arraylike import asarray as _asarray
 
 
-def _arr(x):
-    return _core.strong(x) if isinstance(x, _Tensor) else _np.asarray(x)
+def _arr(x, fname="dot", what="a"):
+    return _asarray(x, fname, what)
 
 
 def _no_out(name, out):

@@ -14,15 +14,15 @@ from numpy.lib.array_utils import normalize_axis_tuple as _normalize_axis_tuple
 
 from ..engine.tensor import Tensor as _Tensor
 from ..ops import core as _core, elementwise as _ew, reduction as _red, sorting as _sorting
+from ._arraylike import asarray as _asarray, stacked as _stacked
 
 
 # --- argument handling --------------------------------------------------------------------
-def _array(fname, a):
-    if isinstance(a, _Tensor):
-        if a.shape is None or None in a.shape:
-            raise ValueError(f"{fname}: argument 'a' needs a static shape, got {a.shape}")
-        return _core.strong(a)
-    return _np.asarray(a)
+def _array(fname, a, what="a"):
+    a = _asarray(a, fname, what)
+    if isinstance(a, _Tensor) and (a.shape is None or None in a.shape):
+        raise ValueError(f"{fname}: argument {what!r} needs a static shape, got {a.shape}")
+    return a
 
 
 def _no_out(fname, out):
@@ -492,6 +492,7 @@ def _quantile_q(fname, q, scale):
     """``q`` as a numpy array of quantiles in [0, 1], whether it was a Python number, and (for
     a float tensor ``q``) the quantiles as a tensor, so that results differentiate in it."""
     q_tensor = None
+    q = _stacked(q, fname, "q")
     if isinstance(q, _Tensor):
         if q.is_symbolic:
             raise TypeError(f"{fname}: q must be known while tracing (a Python number or a "

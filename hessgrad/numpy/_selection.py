@@ -13,6 +13,7 @@ import numpy as _np
 
 from ..ops import core as _core, elementwise as _ew, shape as _sh, sorting as _sorting
 from . import _reductions as _r
+from ._arraylike import constant as _constant
 from ._extras import _array, _has_tensor, _is_float, _symbolic, _value
 
 
@@ -47,7 +48,7 @@ def _partition_args(fname, a, kth, axis, kind, order):
         raise _np.exceptions.AxisError(f"{fname}: axis {axis} is out of bounds for array of "
                                        "dimension 0 (argument 'a' has shape ())")
     axis = _r._one_axis(fname, a, axis)
-    _kths(fname, kth, a.shape[axis])
+    _kths(fname, _constant(kth, fname, "kth"), a.shape[axis])
     return a, axis
 
 

@@ -13,8 +13,8 @@ from collections import namedtuple as _namedtuple
 
 import numpy as _np
 
-from ..engine.tensor import Tensor as _Tensor
 from ..ops import core as _core, elementwise as _ew, reduction as _red, shape as _sh
+from ._arraylike import has_tensor as _has_tensor
 from ._extras import _array, _as_tensor, _cast, _concrete, _const, _symbolic, _value, unique
 
 UniqueAllResult = _namedtuple("UniqueAllResult",
@@ -186,7 +186,7 @@ def unique_values(x):
     """
     flat, values = _flat("unique_values", x, "x")
     want = _np.unique_values(values)
-    if not isinstance(x, _Tensor) or want.dtype.kind not in "fc":
+    if not _has_tensor(x) or want.dtype.kind not in "fc":
         return _const(want)
     u, first = _np.unique(values, return_index=True, equal_nan=False)
     if not _np.array_equal(u, want, equal_nan=True):  # numpy's hash order: map each value

@@ -14,6 +14,8 @@ import numpy as _np
 
 from ..engine.tensor import Tensor as _Tensor, shape_of as _shape_of
 from ..ops import indexing as _ix, shape as _sh
+from ._arraylike import asarray as _asarray, constant as _constant, \
+    has_tensor as _has_tensor, stacked as _stacked
 from ._math import around as _around, floor as _floor
 from ._reductions import amax as _amax, amin as _amin, mean as _mean, median as _median
 
@@ -23,6 +25,7 @@ _NoValue = object()
 def shape(a):
     """The shape of ``a``: static, so a symbolic tensor's unknown dimensions are None (as in
     TensorFlow); a tensor of unknown rank raises ValueError."""
+    a = _stacked(a, "shape")
     if not isinstance(a, _Tensor):
         return _np.shape(a)
     return _known_rank_shape(a, "shape")
@@ -37,10 +40,12 @@ def _known_rank_shape(a, fname):
 
 
 def ndim(a):
+    a = _stacked(a, "ndim")
     return len(_known_rank_shape(a, "ndim")) if isinstance(a, _Tensor) else _np.ndim(a)
 
 
 def size(a, axis=None):
+    a = _stacked(a, "size")
     s = _known_rank_shape(a, "size") if isinstance(a, _Tensor) else _np.shape(a)
     picked = s if axis is None else (s[_sh.normalize_axis(axis, len(s), "size")],)
     if None in picked:
@@ -230,11 +235,11 @@ def tile(A, reps):
 
 
 def repeat(a, repeats, axis=None):
-    return _sh.repeat(a, repeats, axis)
+    return _sh.repeat(_stacked(a, "repeat"), _stacked(repeats, "repeat", "repeats"), axis)
 
 
 def roll(a, shift, axis=None):
-    return _sh.roll(a, shift, axis)
+    return _sh.roll(_stacked(a, "roll"), _stacked(shift, "roll", "shift"), axis)
 
 
 def flip(m, axis=None):
@@ -269,6 +274,12 @@ def pad(array, pad_width, mode="constant", **kwargs):
     >>> hnp.pad(hnp.array([1.0, 2.0]), (1, 2), mode="edge").numpy()
     array([1., 1., 2., 2., 2.])
     """
+    array = _sh.as_array(array, "pad")
+    nd = len(_np.shape(array) if not isinstance(array, _Tensor) else array.shape)
+    pad_width = _as_pairs(_constant(pad_width, "pad", "pad_width"), nd, "pad_width")
+    for option in ("stat_length", "end_values", "constant_values"):
+        if kwargs.get(option) is not None and not _has_tensor(kwargs[option]):
+            kwargs[option] = _as_pairs(kwargs[option], nd, option)
     if mode in _PAD_STATISTICS or mode == "linear_ramp":
         return _pad_computed(array, pad_width, mode, kwargs)
     if mode == "empty":
@@ -280,6 +291,25 @@ def pad(array, pad_width, mode="constant", **kwargs):
 
 
 _PAD_STATISTICS = {"maximum": _amax, "minimum": _amin, "mean": _mean, "median": _median}
+
+
+def _as_pairs(value, ndim, name):
+    """numpy.pad's ``(before, after)`` per axis, by numpy's broadcasting rules: one value for
+    every side (``3``, ``(3,)``, ``((3,),)``), one pair for every axis (``(1, 2)``,
+    ``((1, 2),)``), or one value or pair per axis (``((1,), (2,))``, ``((1, 2), (3, 4))``):
+    an array of shape ``(ndim, 2)``."""
+    x = _np.asarray(value)
+    if x.ndim < 3:
+        if x.size == 1:
+            return _np.broadcast_to(x.reshape(()), (ndim, 2))
+        if x.size == 2 and x.shape != (2, 1):
+            return _np.broadcast_to(x.reshape(2), (ndim, 2))
+    try:
+        return _np.broadcast_to(x, (ndim, 2))
+    except ValueError:
+        raise ValueError(f"pad: {name} {value!r} (shape {x.shape}) does not broadcast to "
+                         f"({ndim}, 2), a (before, after) pair for each axis of the array") \
+            from None
 
 
 def _pad_computed(array, pad_width, mode, kwargs):
@@ -383,11 +413,12 @@ def tril(m, k=0):
 def take(a, indices, axis=None, out=None, mode="raise"):
     if out is not None:
         raise TypeError("take: out= is not supported: hessgrad arrays are immutable")
-    return _ix.take(_sh.as_array(a, "take"), indices, axis, mode)
+    return _ix.take(_asarray(a, "take"), _stacked(indices, "take", "indices"), axis, mode)
 
 
 def take_along_axis(arr, indices, axis=-1):
-    return _ix.take_along_axis(_sh.as_array(arr, "take_along_axis"), indices, axis)
+    return _ix.take_along_axis(_asarray(arr, "take_along_axis", "arr"),
+                               _stacked(indices, "take_along_axis", "indices"), axis)
 
 
 def select(condlist, choicelist, default=0):
@@ -418,14 +449,19 @@ def append(arr, values, axis=None):
 
 
 def delete(arr, obj, axis=None):
-    return _sh.delete(arr, obj, axis)
+    """numpy.delete; the positions ``obj`` are constants (a tensor gives its value)."""
+    return _sh.delete(_stacked(arr, "delete", "arr"), _constant(obj, "delete", "obj"), axis)
 
 
 def insert(arr, obj, values, axis=None):
-    return _sh.insert(arr, obj, values, axis)
+    """numpy.insert, differentiable in ``arr`` and ``values``; the positions ``obj`` are
+    constants (a tensor gives its value)."""
+    return _sh.insert(_stacked(arr, "insert", "arr"), _constant(obj, "insert", "obj"),
+                      _stacked(values, "insert", "values"), axis)
 
 
 def _concrete(a, what):
+    a = _stacked(a, what.rstrip("()"))
     if isinstance(a, _Tensor):
         return a._concrete(what)
     return _np.asarray(a)

@@ -2,11 +2,15 @@
 numpy stacks them).
 
 Derivative conventions (see ``hessgrad.ops.decompositions`` and ``hessgrad.ops.eig``): complex
-input follows JAX's; ``cholesky``, ``eigh`` and ``eigvalsh`` treat their input as symmetric or
-Hermitian (gradients are too); eigenvector and singular-vector derivatives need distinct
-eigenvalues / singular values (they are NaN or infinite at degenerate spectra, where the
-vectors are not unique), and complex ones only exist for phase-invariant functions of the
-vectors (``|V|^2``, ``V V^H``, ``U Vh``); ``eig``'s eigenvector derivatives keep LAPACK's
+input follows JAX's; ``cholesky``, ``eigh``, ``eigvalsh`` and ``pinv``/``svd``/``matrix_rank``
+with ``hermitian=True`` read one triangle of their input as numpy does (the lower one, or the
+one ``UPLO``/``upper`` names; never the diagonal's imaginary parts) and are differentiated as
+the functions they compute: their gradients live on that triangle (differentiate
+``f((a + a^H) / 2)`` for the symmetric gradient of a symmetric parametrisation);
+eigenvector and singular-vector derivatives need distinct eigenvalues / singular values (they
+are NaN or infinite at degenerate spectra, where the vectors are not unique), and complex ones
+only exist for phase-invariant functions of the vectors (``|V|^2``, ``V V^H``, ``U Vh``);
+``eig``'s eigenvector derivatives keep LAPACK's
 normalisation (unit norm, largest entry real), as JAX's do; ``pinv`` and ``lstsq`` are
 differentiable where the rank is locally constant; ``det`` and ``slogdet`` need an invertible
 matrix for their derivatives.
@@ -21,7 +25,10 @@ from ..engine.tensor import Tensor as _Tensor, dtype_of as _dtype_of, shape_of a
 from ..ops import core as _core, decompositions as _dec, eig as _eig, elementwise as _ew, \
     linalg as _la, reduction as _red
 from ..ops.shape import swapaxes as _swapaxes, transpose as _transpose
+from ._arraylike import asarray as _asarray, constant as _constant
 from ._products import vecdot as _vecdot
+from ._reductions import argsort as _argsort, sort as _sort
+from ._shapes import take_along_axis as _take_along_axis
 
 LinAlgError = _np.linalg.LinAlgError
 
@@ -34,12 +41,13 @@ SlogdetResult = _namedtuple("SlogdetResult", ["sign", "logabsdet"])
 _NOVALUE = object()  # pinv's rtol left unset (numpy distinguishes it from None)
 
 
-def _arr(x):
-    """A tensor or a float array (integer input is promoted, as numpy.linalg does)."""
+def _arr(x, fname="linalg", what="a"):
+    """A tensor or a float array (integer input is promoted, as numpy.linalg does); nested
+    sequences holding tensors are stacked."""
+    x = _asarray(x, f"linalg.{fname}" if fname != "linalg" else fname, what)
     if not isinstance(x, _Tensor):
-        x = _np.asarray(x)
         return x if x.dtype.kind in "fc" else x.astype(_np.float64)
-    return _core.strong(x) if x.dtype.kind in "fc" else _core.cast(x, dtype=_np.float64)
+    return x if x.dtype.kind in "fc" else _core.cast(x, dtype=_np.float64)
 
 
 def _T(x):
@@ -66,9 +74,12 @@ def inv(a):
 
 
 def pinv(a, rcond=None, hermitian=False, *, rtol=_NOVALUE):
-    """Moore-Penrose pseudo-inverse, numpy's ``rcond``/``rtol`` (``hermitian`` is accepted
-    and ignored); differentiable where the rank is locally constant."""
+    """Moore-Penrose pseudo-inverse, numpy's ``rcond``/``rtol``; differentiable where the rank
+    is locally constant. With ``hermitian=True`` only the lower triangle of ``a`` is read (the
+    Hermitian matrix ``tril(a, -1) + tril(a, -1)^H + Re(diag(a))``), as in numpy."""
     a = _arr(a)
+    if hermitian:
+        a = _dec.hermitian_from_lower(a)
     if rcond is None:
         if rtol is _NOVALUE:
             rcond = 1e-15
@@ -119,8 +130,10 @@ def slogdet(a):
 
 
 def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
-    """Numerical rank (an integer constant) by numpy's rule."""
-    return _dec.matrix_rank(_arr(A), tol=tol, rtol=rtol)
+    """Numerical rank (an integer constant) by numpy's rule; with ``hermitian=True`` of the
+    Hermitian matrix held in the lower triangle of ``A``, as in numpy."""
+    A, tol = _arr(A), _constant(tol, "linalg.matrix_rank", "tol")
+    return _dec.matrix_rank(_dec.hermitian_from_lower(A) if hermitian else A, tol=tol, rtol=rtol)
 
 
 def lstsq(a, b, rcond=None):
@@ -242,14 +255,26 @@ def _chain(arrays, split, i, j):
 # --- factorisations ------------------------------------------------------------------------
 def cholesky(a, /, *, upper=False):
     """Cholesky factor of a symmetric (Hermitian) positive definite matrix (or stack): lower
-    ``L`` with ``a = L L^H``, or upper ``L^H`` when ``upper=True``."""
-    lower = _dec.cholesky(_arr(a))
-    return _H(lower) if upper else lower
+    ``L`` with ``a = L L^H`` read from the lower triangle of ``a``, or, when ``upper=True``,
+    upper ``U`` with ``a = U^H U`` read from the upper triangle, as in numpy (the other
+    triangle and the diagonal's imaginary parts are not read, and get no gradient).
+
+    >>> import numpy as np, hessgrad.numpy as hnp
+    >>> hnp.linalg.cholesky(np.array([[4.0, 99.0], [2.0, 5.0]])).numpy()
+    array([[2., 0.],
+           [1., 2.]])
+    """
+    a = _arr(a)
+    if upper:  # a^H's lower triangle is a's upper one
+        return _H(_dec.cholesky(_H(a)))
+    return _dec.cholesky(a)
 
 
 def eigh(a, UPLO="L"):
     """Eigenvalues (ascending) and eigenvectors of a symmetric or Hermitian matrix (or stack),
-    reading the ``UPLO`` triangle. Eigenvector derivatives need distinct eigenvalues.
+    reading only the ``UPLO`` triangle ('L' lower, 'U' upper) as numpy does; derivatives are
+    those of that function (gradients lie in that triangle). Eigenvector derivatives need
+    distinct eigenvalues.
 
     >>> import numpy as np, hessgrad.numpy as hnp
     >>> w, v = hnp.linalg.eigh(np.array([[2.0, 1.0], [1.0, 2.0]]))
@@ -321,7 +346,8 @@ def eigvals(a):
 
 
 def eigvalsh(a, UPLO="L"):
-    """Eigenvalues (ascending, real) of a symmetric or Hermitian matrix (or stack)."""
+    """Eigenvalues (ascending, real) of a symmetric or Hermitian matrix (or stack), reading
+    only the ``UPLO`` triangle ('L' lower, 'U' upper) as numpy does."""
     a = _arr(a)
     if UPLO not in ("L", "U"):
         raise ValueError(f"eigvalsh: UPLO must be 'L' or 'U', got {UPLO!r}")
@@ -344,23 +370,43 @@ def qr(a, mode="reduced"):
 
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
-    """Singular value decomposition ``a = U diag(S) Vh`` (stacks allowed); ``hermitian`` is
-    accepted and ignored. With ``full_matrices=True`` (numpy's default) and a non-square
-    ``a`` the completed columns of U or Vh are not unique: the values are numpy's, the
-    singular values differentiate in reverse mode, and a derivative through U or Vh raises
-    (as in JAX). Singular-vector derivatives need distinct nonzero singular values.
+    """Singular value decomposition ``a = U diag(S) Vh`` (stacks allowed). With
+    ``full_matrices=True`` (numpy's default) and a non-square ``a`` the completed columns of U
+    or Vh are not unique: the values are numpy's, the singular values differentiate in reverse
+    mode, and a derivative through U or Vh raises (as in JAX). Singular-vector derivatives
+    need distinct nonzero singular values. With ``hermitian=True`` it is numpy's: from
+    ``eigh`` of the lower triangle of ``a`` (``S = |w|`` descending, ``Vh = (U sign(w))^H``),
+    differentiated as that function (eigenvector derivatives need distinct eigenvalues).
 
     >>> import numpy as np, hessgrad.numpy as hnp
     >>> hnp.linalg.svd(np.diag([3.0, 4.0]), compute_uv=False).numpy()
     array([4., 3.])
     """
     a = _arr(a)
+    if hermitian:
+        return _svd_hermitian(a, compute_uv)
     if not compute_uv:
         return _dec.svdvals(a)
     s = _shape_of(a)
     full = full_matrices and len(s) >= 2 and s[-1] != s[-2]
     u, sv, vh = (_dec.svd_full if full else _dec.svd)(a)
     return SVDResult(u, sv, vh)
+
+
+def _svd_hermitian(a, compute_uv):
+    """numpy's ``svd(a, hermitian=True)``, step by step: eigenvalues and vectors of the lower
+    triangle, absolute values sorted descending, the signs moved into ``Vh``."""
+    _dec._check_matrix("svd", "a", _shape_of(a))
+    if not compute_uv:
+        s = _sort(_ew.absolute(_dec.eigvalsh(a)), axis=-1)
+        return _core.getitem(s, index=(Ellipsis, slice(None, None, -1)))
+    w, u = _dec.eigh(a)
+    sgn, s = _ew.sign(w), _ew.absolute(w)
+    order = _core.getitem(_argsort(s, axis=-1), index=(Ellipsis, slice(None, None, -1)))
+    sgn = _take_along_axis(sgn, order, axis=-1)
+    s = _take_along_axis(s, order, axis=-1)
+    u = _take_along_axis(u, _core.getitem(order, index=(Ellipsis, None, slice(None))), axis=-1)
+    return SVDResult(u, s, _H(u * _core.getitem(sgn, index=(Ellipsis, None, slice(None)))))
 
 
 def svdvals(x, /):

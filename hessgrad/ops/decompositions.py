@@ -5,11 +5,13 @@ Every op works on stacks of matrices (``(..., m, n)``). Rules are written with h
 (the derivative of a solve is another solve, the derivative of a factorisation uses the
 factors), so second and higher derivatives come for free.
 
-Conventions for the symmetric factorisations (``cholesky``, ``eigh``, ``eigvalsh``): the
-forward reads one triangle as numpy does, but the derivative treats the input as a symmetric
-(complex: Hermitian) matrix: tangents are replaced by their Hermitian part before use and
-gradients are Hermitian. Differentiate them through a Hermitian parametrisation
-(``f((A + A^H) / 2)``) when checking against finite differences.
+Ops that read part of their input (``cholesky``, ``eigh``, ``eigvalsh``: the lower triangle,
+as LAPACK does for numpy; ``solve_triangular``: the triangle it is told) are differentiated as
+the functions they compute: ``eigh(a)`` is ``eigh(H(a))`` with ``H(a) = tril(a, -1) +
+tril(a, -1)^H + Re(diag(a))`` (LAPACK ignores the upper triangle and the imaginary parts of the
+diagonal), so a tangent ``t`` enters as ``H(t)`` and a gradient is ``H^T(g) = tril(g + g^H, -1)
++ Re(diag(g))``: lower triangular, not symmetric. For a symmetric matrix parametrised by all
+its entries, differentiate ``f((A + A^H) / 2)`` to get the symmetric gradient.
 
 Complex input follows JAX: a JVP is R-linear, a VJP is its transpose under the pairing
 ``Re(sum(g * t))`` (no conjugation), so the gradient of a real loss is ``dL/dx - i dL/dy``.
@@ -28,7 +30,7 @@ import numpy as np
 from ..engine.registry import primitive
 from ..engine.tensor import dtype_of, shape_of
 from .core import unbroadcast
-from .elementwise import conjugate, divide, real, where
+from .elementwise import conjugate, divide, less, real, where
 from .linalg import matmul
 from .reduction import sum as reduce_sum
 from .shape import expand_dims, swapaxes
@@ -91,13 +93,23 @@ def _H(x):
     return _conj(_T(x))
 
 
-def _sym(x):
-    """The Hermitian (for real ``x``: symmetric) part of ``x``."""
-    return (x + _H(x)) * 0.5
-
-
 def _real_part(x):
     return real(x) if dtype_of(x).kind == "c" else x
+
+
+def _from_lower(x):
+    """The Hermitian (real: symmetric) matrix LAPACK reads from the lower triangle of ``x``:
+    ``tril(x, -1) + tril(x, -1)^H + Re(diag(x))``. It is R-linear, so it is also how a tangent
+    of ``x`` enters an op that reads the lower triangle."""
+    low = x * _tri_mask(shape_of(x)[-1], x, -1)
+    return low + _H(low) + _diag_embed(_real_part(_diag_part(x)))
+
+
+def _from_lower_transpose(g):
+    """The transpose of :func:`_from_lower` under the pairing ``Re(sum(g * t))``:
+    ``tril(g + g^H, -1) + Re(diag(g))``, a lower triangular gradient."""
+    low = (g + _H(g)) * _tri_mask(shape_of(g)[-1], g, -1)
+    return low + _diag_embed(_real_part(_diag_part(g)))
 
 
 def _real_diagonal(x):
@@ -156,6 +168,21 @@ def _add(*terms):
     for t in terms[1:]:
         out = out + t
     return out
+
+
+def hermitian_from_lower(a):
+    """The Hermitian (real: symmetric) matrix that LAPACK's symmetric routines (numpy's
+    ``eigh``, ``eigvalsh``, ``cholesky``, ``pinv``/``svd``/``matrix_rank`` with
+    ``hermitian=True``) read from ``a``: ``tril(a, -1) + tril(a, -1)^H + Re(diag(a))``.
+    Linear, made of hessgrad ops: composing with it gives their derivatives for any ``a``.
+
+    >>> import numpy as np
+    >>> hermitian_from_lower(np.array([[1.0, 5.0], [2.0, 3.0]])).numpy()
+    array([[1., 2.],
+           [2., 3.]])
+    """
+    _check_matrix("hermitian_from_lower", "a", shape_of(a))
+    return _from_lower(a)
 
 
 # --- inverse and linear solves -------------------------------------------------------------
@@ -286,22 +313,41 @@ def _pinv_forward(a, rcond=1e-15):
     return np.linalg.pinv(a, rtol=rcond)
 
 
+def _projector_terms_kept(a, rcond):
+    """Constant masks ``(rows, cols)``, each ``(..., 1, 1)``: whether ``I - A X`` (rank < m)
+    and ``I - X A`` (rank < n) are nonzero for ``X = pinv(A)``, the rank counted with the
+    forward's cutoff. Where the rank is full they vanish identically around ``A`` (pinv is
+    differentiable only where its rank is locally constant), and so do all their
+    derivatives; computed, ``I - A X`` is rounding noise of size ``eps * cond(A)``, which
+    pinv's rules multiply by ``X X^H`` (``cond(A)^2``) and second derivatives amplify further.
+    So their terms are dropped there (the inverse's rule is left), not computed."""
+    m, n = shape_of(a)[-2:]
+    if not m or not n:
+        return True, True
+    rank = expand_dims(expand_dims(matrix_rank(a, rtol=rcond), -1), -1)
+    return less(rank, m), less(rank, n)
+
+
 def _pinv_vjp(g, ans, a, rcond=1e-15):
     # dX = -X dA X + X X^H dA^H (I - A X) + (I - X A) dA^H X^H X for X = pinv(A) of constant
     # rank; its transpose (the dA^H terms transpose to conjugates), with (I - A X) G^T written
-    # as G^T - A (X G^T) to avoid identities.
+    # as G^T - A (X G^T) to avoid identities, each projector term only where it is not
+    # identically zero (see _projector_terms_kept).
     x, gt = ans, _T(g)
+    rows, cols = _projector_terms_kept(a, rcond)
     left = gt - matmul(a, matmul(x, gt))          # (I - A X) G^T
     right = gt - matmul(matmul(gt, x), a)         # G^T (I - X A)
     return -matmul(_T(x), matmul(g, _T(x))) + _conj(
-        matmul(left, matmul(x, _H(x))) + matmul(matmul(_H(x), x), right))
+        where(rows, matmul(left, matmul(x, _H(x))), 0.0) +
+        where(cols, matmul(matmul(_H(x), x), right), 0.0))
 
 
 def _pinv_jvp(t, ans, a, rcond=1e-15):
     x, th = ans, _H(t)
+    rows, cols = _projector_terms_kept(a, rcond)
     return -matmul(x, matmul(t, x)) \
-        + matmul(matmul(x, _H(x)), th - matmul(matmul(th, a), x)) \
-        + matmul(th - matmul(x, matmul(a, th)), matmul(_H(x), x))
+        + where(rows, matmul(matmul(x, _H(x)), th - matmul(matmul(th, a), x)), 0.0) \
+        + where(cols, matmul(th - matmul(x, matmul(a, th)), matmul(_H(x), x)), 0.0)
 
 
 def _pinv_shape(a, rcond=1e-15):
@@ -313,7 +359,10 @@ def _pinv_shape(a, rcond=1e-15):
 pinv = primitive("pinv", _pinv_forward, vjp=[_pinv_vjp], jvp=[_pinv_jvp],
                  shape_rule=_pinv_shape)
 pinv.__doc__ = """Moore-Penrose pseudo-inverse (singular values below ``rcond * s_max`` are
-treated as zero). Differentiable where the rank is locally constant (e.g. full rank)."""
+treated as zero). Differentiable where the rank is locally constant (e.g. full rank):
+``dX = -X dA X + X X^H dA^H (I - A X) + (I - X A) dA^H X^H X``, the projector terms only
+where the rank is not full on their side (where they vanish identically, computing them
+would add rounding noise that second derivatives amplify by ``cond(A)^2``)."""
 
 
 def _matrix_rank_forward(a, tol=None, rtol=None):
@@ -346,20 +395,22 @@ def _l_inv_sym_l_inv_h(l, s):
 
 
 def _cholesky_vjp(g, ans, a):
-    # the transpose of dA -> L Phi(L^-1 sym(dA) L^-H): L^-T Phi(L^T G) conj(L)^-1
+    # the transpose of dA -> L Phi(L^-1 H(dA) L^-H): H^T(L^-T Phi(L^T G) conj(L)^-1)
     p = _phi(matmul(_T(ans), g))
     z = solve_triangular(_T(ans), p, lower=False)            # L^-T P
     s = _T(solve_triangular(_H(ans), _T(z), lower=False))    # L^-T P conj(L)^-1
-    return _sym(s)
+    return _from_lower_transpose(s)
 
 
 cholesky = primitive(
     "cholesky", _cholesky_forward, vjp=[_cholesky_vjp],
-    jvp=[lambda t, ans, a: matmul(ans, _phi(_l_inv_sym_l_inv_h(ans, _sym(t))))],
+    jvp=[lambda t, ans, a: matmul(ans, _phi(_l_inv_sym_l_inv_h(ans, _from_lower(t))))],
     shape_rule=_same_shape("cholesky"))
-cholesky.__doc__ = """Lower Cholesky factor ``L`` of a symmetric (Hermitian) positive definite
-``a`` (``a = L L^H``). Derivative ``dL = L Phi(L^-1 sym(dA) L^-H)``, Phi = lower triangle with
-halved diagonal."""
+cholesky.__doc__ = """Lower Cholesky factor ``L`` of the Hermitian (real: symmetric) positive
+definite matrix held in the lower triangle of ``a``: ``H(a) = L L^H`` with ``H(a) = tril(a, -1)
++ tril(a, -1)^H + Re(diag(a))`` (the strict upper triangle and the diagonal's imaginary parts
+are not read, as in LAPACK). Derivative ``dL = L Phi(L^-1 H(dA) L^-H)``, Phi = lower triangle
+with halved diagonal; the gradient is lower triangular."""
 
 
 # --- symmetric eigendecomposition -------------------------------------------------------------
@@ -391,22 +442,25 @@ def _eigh_vjp(g, ans, a):
         inner.append(_gap_inverse(w) * matmul(_T(v), gv))
     if not inner:
         return None
-    return _sym(matmul(_conj(v), matmul(_add(*inner), _T(v))))
+    return _from_lower_transpose(matmul(_conj(v), matmul(_add(*inner), _T(v))))
 
 
 def _eigh_jvp(t, ans, a):
     w, v = ans
-    p = matmul(_H(v), matmul(_sym(t), v))
+    p = matmul(_H(v), matmul(_from_lower(t), v))
     return (_real_part(_diag_part(p)), matmul(v, _gap_inverse(w) * p))
 
 
 eigh = primitive("eigh", _eigh_forward, vjp=[_eigh_vjp], jvp=[_eigh_jvp],
                  multiple_results=True, none_grads_ok=True, shape_rule=_eig_shapes("eigh"))
-eigh.__doc__ = """Eigenvalues (ascending, real) and eigenvectors (columns) of symmetric or
-Hermitian ``a`` (lower triangle read). ``dw = Re diag(V^H dA V)``, ``dV = V (F * (V^H dA V))``
-with ``F_ij = 1 / (w_j - w_i)``: eigenvector derivatives need distinct eigenvalues. Complex
-eigenvectors have an arbitrary phase per column (``dV`` keeps ``diag(V^H dV)`` zero, as JAX
-does): only functions invariant to it (``|V|^2``, ``V V^H``) have meaningful derivatives."""
+eigh.__doc__ = """Eigenvalues (ascending, real) and eigenvectors (columns) of the Hermitian
+(real: symmetric) matrix held in the lower triangle of ``a``, ``H(a) = tril(a, -1) +
+tril(a, -1)^H + Re(diag(a))`` (the strict upper triangle and the diagonal's imaginary parts
+are not read, as in LAPACK). With ``P = V^H H(dA) V``: ``dw = diag(P)``, ``dV = V (F * P)``
+with ``F_ij = 1 / (w_j - w_i)``: eigenvector derivatives need distinct eigenvalues; gradients
+are lower triangular. Complex eigenvectors have an arbitrary phase per column (``dV`` keeps
+``diag(V^H dV)`` zero, as JAX does): only functions invariant to it (``|V|^2``, ``V V^H``)
+have meaningful derivatives."""
 
 
 def _eigvalsh_forward(a):
@@ -416,16 +470,19 @@ def _eigvalsh_forward(a):
 
 def _eigvalsh_vjp(g, ans, a):
     v = eigh(a)[1]
-    return matmul(_conj(v) * _row(_real_part(g)), _T(v))
+    return _from_lower_transpose(matmul(_conj(v) * _row(_real_part(g)), _T(v)))
 
 
 def _eigvalsh_jvp(t, ans, a):
     v = eigh(a)[1]
-    return _real_part(_diag_part(matmul(_H(v), matmul(_sym(t), v))))
+    return _real_part(_diag_part(matmul(_H(v), matmul(_from_lower(t), v))))
 
 
 eigvalsh = primitive("eigvalsh", _eigvalsh_forward, vjp=[_eigvalsh_vjp], jvp=[_eigvalsh_jvp],
                      shape_rule=lambda a: _eig_shapes("eigvalsh")(a)[0])
+eigvalsh.__doc__ = """Eigenvalues (ascending, real) of the Hermitian matrix held in the lower
+triangle of ``a``, as :func:`eigh` reads it (``dw = Re diag(V^H H(dA) V)``, a lower triangular
+gradient); the first derivative stays finite at repeated eigenvalues."""
 
 
 # --- QR ------------------------------------------------------------------------------------
@@ -620,4 +677,5 @@ svdvals = primitive("svdvals", _svdvals_forward, vjp=[_svdvals_vjp], jvp=[_svdva
 
 
 __all__ = ["inv", "solve", "solve_triangular", "det", "slogdet", "pinv", "matrix_rank",
-           "cholesky", "eigh", "eigvalsh", "qr", "svd", "svdvals", "LinAlgError"]
+           "cholesky", "eigh", "eigvalsh", "qr", "svd", "svdvals", "hermitian_from_lower",
+           "LinAlgError"]

@@ -135,11 +135,15 @@ def test_dtype_rules_read_tensors():
     assert hnp.isdtype(x32, "real floating")
     assert hnp.issubdtype(x32.dtype, hnp.floating)
     assert hnp.promote_types(hnp.float32, hnp.complex64) == np.complex64
+    # numeric scalar types stand for numpy's (subclasses equal to them, which cast tensors
+    # when called); abstract and non-numeric ones are numpy's
     for name in ("complex64", "bool", "int16", "uint64", "intp", "double", "single", "cdouble",
-                 "csingle", "number", "integer", "inexact", "floating", "complexfloating"):
-        assert getattr(hnp, name) is getattr(np, name)
-    for name in ("int_", "intc", "uint", "longlong", "half", "longdouble", "clongdouble",
-                 "object_", "str_", "datetime64"):  # numpy's (and autograd's) C names
+                 "csingle", "int_", "intc", "uint", "longlong", "half", "longdouble",
+                 "clongdouble"):  # numpy's (and autograd's) C names too
+        ours, theirs = getattr(hnp, name), getattr(np, name)
+        assert ours == theirs and issubclass(ours, theirs) and np.dtype(ours) == theirs
+    for name in ("number", "integer", "inexact", "floating", "complexfloating", "object_",
+                 "str_", "datetime64"):
         assert getattr(hnp, name) is getattr(np, name)
     assert hnp.zeros(2, dtype=hnp.int_).dtype == np.int_
 

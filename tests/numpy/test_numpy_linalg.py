@@ -30,6 +30,12 @@ def symmetrize(a):
     return (a + hnp.transpose(a, tuple(range(nd - 2)) + (nd - 1, nd - 2))) * 0.5
 
 
+def nonsym(a):
+    """``a`` with noise in its strict upper triangle (a function reading the lower one must
+    not see it)."""
+    return np.tril(a) + np.triu(randn(*a.shape), 1) * 5.0
+
+
 def value(x):
     return np.asarray(x.numpy() if isinstance(x, hg.Tensor) else x)
 
@@ -138,6 +144,22 @@ LINALG_VALUES = [
     (lambda a: hnp.linalg.eigh(a, UPLO="U")[0], lambda a: np.linalg.eigh(a, UPLO="U")[0],
      (np.triu(randn(4, 4)),)),
     (hnp.linalg.eigvalsh, np.linalg.eigvalsh, (spd(3, 3),)),
+    # non-symmetric input: only the named triangle is read
+    (hnp.linalg.cholesky, np.linalg.cholesky, (nonsym(spd(2, 3, 3)),)),
+    (lambda a: hnp.linalg.cholesky(a, upper=True), lambda a: np.linalg.cholesky(a, upper=True),
+     (np.swapaxes(nonsym(spd(2, 3, 3)), -1, -2),)),
+    (lambda a: hnp.linalg.pinv(a, hermitian=True), lambda a: np.linalg.pinv(a, hermitian=True),
+     (randn(2, 4, 4),)),
+    (lambda a: hnp.linalg.svd(a, hermitian=True).U, lambda a: np.linalg.svd(a, hermitian=True).U,
+     (randn(2, 4, 4),)),
+    (lambda a: hnp.linalg.svd(a, hermitian=True)[1], lambda a: np.linalg.svd(a, hermitian=True)[1],
+     (randn(4, 4),)),
+    (lambda a: hnp.linalg.svd(a, hermitian=True)[2], lambda a: np.linalg.svd(a, hermitian=True)[2],
+     (randn(4, 4),)),
+    (lambda a: hnp.linalg.svd(a, compute_uv=False, hermitian=True),
+     lambda a: np.linalg.svd(a, compute_uv=False, hermitian=True), (randn(2, 3, 3),)),
+    (lambda a: hnp.linalg.matrix_rank(a, hermitian=True),
+     lambda a: np.linalg.matrix_rank(a, hermitian=True), (np.tril(np.ones((4, 4))),)),
     (lambda a: hnp.linalg.eigvalsh(a, UPLO="U"), lambda a: np.linalg.eigvalsh(a, UPLO="U"),
      (randn(3, 3),)),
     (lambda a: hnp.linalg.qr(a).Q, lambda a: np.linalg.qr(a).Q, (randn(5, 3),)),
@@ -251,6 +273,22 @@ GRAD_ROWS = [
      hnp.linalg.eigh(symmetrize(a))[0], (randn(3, 3),)),
     ("eigh_upper", lambda a: hnp.linalg.eigh(symmetrize(a), UPLO="U")[0], (randn(2, 3, 3),)),
     ("eigvalsh", lambda a: hnp.linalg.eigvalsh(symmetrize(a)), (randn(4, 4),)),
+    # the functions computed, at non-symmetric points along non-symmetric directions: only
+    # the triangle named (UPLO, upper, hermitian=True: the lower one) is read
+    ("cholesky_lower_read", hnp.linalg.cholesky, (nonsym(spd(3, 3)),)),
+    ("cholesky_upper_read", lambda a: hnp.linalg.cholesky(a, upper=True),
+     (np.swapaxes(nonsym(spd(2, 3, 3)), -1, -2),)),
+    ("eigh_lower_read", lambda a: hnp.linalg.eigh(a)[1] ** 2 * hnp.linalg.eigh(a)[0],
+     (randn(3, 3),)),
+    ("eigh_upper_read", lambda a: hnp.linalg.eigh(a, UPLO="U")[1] ** 2 *
+     hnp.linalg.eigh(a, UPLO="U")[0][..., None, :], (randn(2, 3, 3),)),
+    ("eigvalsh_lower_read", hnp.linalg.eigvalsh, (randn(2, 4, 4),)),
+    ("eigvalsh_upper_read", lambda a: hnp.linalg.eigvalsh(a, UPLO="U"), (randn(4, 4),)),
+    ("pinv_hermitian", lambda a: hnp.linalg.pinv(a, hermitian=True), (randn(3, 3),)),
+    ("svd_hermitian", lambda a: (lambda u, s, vh: hnp.matmul(u, vh) * s[..., None, :1])(
+        *hnp.linalg.svd(a, hermitian=True)), (randn(2, 3, 3),)),
+    ("svd_hermitian_values", lambda a: hnp.linalg.svd(a, compute_uv=False, hermitian=True),
+     (randn(3, 3),)),
     ("qr", lambda a: hnp.linalg.qr(a)[0] + hnp.linalg.qr(a)[1][:1], (randn(4, 3),)),
     ("qr_r", lambda a: hnp.linalg.qr(a, mode="r"), (randn(3, 3),)),
     ("svd", lambda a: hnp.linalg.svd(a, full_matrices=False)[0] ** 2, (randn(4, 3),)),

@@ -31,6 +31,12 @@ def spd(*shape):
     return a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])
 
 
+def nonsym(a):
+    """``a`` with its strict upper triangle replaced by noise (the ops reading the lower
+    triangle must not see it)."""
+    return np.tril(a) + np.triu(randn(*a.shape), 1) * 5.0
+
+
 def sym(f):
     """Differentiate a symmetric-input op through the symmetric part of its argument."""
     return lambda a, *rest: f((a + hg.transpose(a, axes=_last_two(a))) * 0.5, *rest)
@@ -93,6 +99,10 @@ ROWS = [
     ("pinv_tall", D.pinv, (randn(5, 3),)),
     ("pinv_wide", D.pinv, (randn(2, 4),)),
     ("pinv_square_batched", D.pinv, (well(2, 3, 3),)),
+    # rank 3 of 5 (the projector terms are kept) stacked with a full-rank matrix (dropped)
+    ("pinv_rank_deficient_and_full_batched",
+     lambda a, b, c: D.pinv(hg.stack([L.matmul(a, b), c])), (randn(5, 3), randn(3, 5),
+                                                              well(5, 5))),
     ("cholesky", sym(D.cholesky), (spd(4, 4),)),
     ("cholesky_batched", sym(D.cholesky), (spd(2, 3, 3),)),
     ("eigh_values", sym(lambda a: D.eigh(a)[0]), (spd(4, 4),)),
@@ -101,6 +111,17 @@ ROWS = [
      (randn(2, 3, 3),)),
     ("eigvalsh", sym(D.eigvalsh), (randn(4, 4),)),
     ("eigvalsh_batched", sym(D.eigvalsh), (randn(2, 3, 3),)),
+    # the functions computed: only the lower triangle is read, at non-symmetric points and
+    # along non-symmetric directions (check_grads' random ones)
+    ("cholesky_lower_read", D.cholesky, (nonsym(spd(4, 4)),)),
+    ("cholesky_lower_read_batched", D.cholesky, (nonsym(spd(2, 3, 3)),)),
+    ("eigh_values_lower_read", lambda a: D.eigh(a)[0], (randn(4, 4),)),
+    ("eigh_vectors_lower_read", lambda a: sq(D.eigh(a)[1]), (randn(4, 4),)),
+    ("eigh_both_lower_read_batched", lambda a: D.eigh(a)[0][..., None] * sq(D.eigh(a)[1]),
+     (randn(2, 3, 3),)),
+    ("eigvalsh_lower_read", D.eigvalsh, (randn(4, 4),)),
+    ("eigvalsh_lower_read_batched", D.eigvalsh, (randn(2, 3, 3),)),
+    ("hermitian_from_lower", D.hermitian_from_lower, (randn(2, 3, 3),)),
     ("qr_tall", lambda a: D.qr(a)[0] * 2.0 + D.qr(a)[1][0], (randn(5, 3),)),
     ("qr_square", lambda a: D.qr(a)[0], (randn(3, 3),)),
     ("qr_r_only_batched", lambda a: D.qr(a)[1], (randn(2, 4, 3),)),
@@ -247,13 +268,73 @@ def test_qr_wide_derivative_not_implemented():
         hg.grad(lambda a: hg.reduce_sum(D.qr(a)[0]))(randn(2, 4))
 
 
-def test_eigh_gradient_is_symmetric_and_uses_lower_triangle():
-    # The forward reads the lower triangle; the gradient treats a as symmetric.
-    a = spd(3, 3)
+def test_eigh_gradient_lies_in_the_lower_triangle_it_reads():
+    # The forward reads the lower triangle: d w / d a_ij is 2 v_i v_j below the diagonal,
+    # v_i^2 on it and 0 above (the symmetric gradient v v^T would be the derivative of
+    # eigh((a + a^T) / 2), another function for non-symmetric a).
+    a = spd(3, 3) + np.triu(randn(3, 3), 1)
     g = hg.grad(lambda x: D.eigh(x)[0][-1])(a)
-    np.testing.assert_allclose(g, g.T)
     w, v = np.linalg.eigh(a)
-    np.testing.assert_allclose(g, np.outer(v[:, -1], v[:, -1]), atol=1e-12)
+    vv = np.outer(v[:, -1], v[:, -1])
+    np.testing.assert_allclose(g, np.tril(2 * vv, -1) + np.diag(np.diag(vv)), atol=1e-12)
+    upper = np.triu(randn(3, 3), 1)  # a direction the forward does not read
+    for op in (lambda x: D.eigh(x)[0], lambda x: D.eigh(x)[1], D.eigvalsh, D.cholesky):
+        np.testing.assert_array_equal(hg.jvp(op, (a,), (upper,))[1], 0.0)
+
+
+def test_issue_reproducer_eigh_nonsymmetric_direction():
+    import hessgrad.numpy as hnp
+    r = np.random.default_rng(0)
+    x, v, w = r.standard_normal((4, 4)), r.standard_normal((4, 4)), np.arange(1.0, 5.0)
+    for uplo in ("L", "U"):
+        def f(a):
+            return hnp.sum(hnp.linalg.eigh(a, uplo)[0] * w)
+        fd = (np.sum(np.linalg.eigh(x + 1e-6 * v, uplo)[0] * w) -
+              np.sum(np.linalg.eigh(x - 1e-6 * v, uplo)[0] * w)) / 2e-6
+        np.testing.assert_allclose(np.sum(hg.grad(f)(x) * v), fd, rtol=1e-7)
+        np.testing.assert_allclose(hg.jvp(f, (x,), (v,))[1], fd, rtol=1e-7)
+
+
+def _conditioned(m, n, smallest, seed):
+    r = np.random.default_rng(seed)
+    u, _ = np.linalg.qr(r.standard_normal((m, m)))
+    v, _ = np.linalg.qr(r.standard_normal((n, n)))
+    s = np.zeros((m, n))
+    k = min(m, n)
+    s[range(k), range(k)] = np.logspace(0, np.log10(smallest), k)
+    return u @ s @ v.T
+
+
+@pytest.mark.parametrize("shape", [(5, 5), (8, 5), (5, 8)])
+def test_pinv_second_derivatives_are_accurate_when_ill_conditioned(shape):
+    # pinv(x.T x) with cond(x.T x) = 1e4 (issue 34): at full rank pinv's projector terms
+    # vanish identically; computed, they were rounding noise that second derivatives
+    # amplified to relative errors of 1e-5 (forward) and 6e-4 (reverse). The references are
+    # the same functions written with inv and solve (pinv(A) = inv(A) for square A,
+    # (A^T A)^-1 A^T for tall A).
+    m, n = shape
+    x = _conditioned(m, n, 1e-2, seed=m * 10 + n)
+    r = np.random.default_rng(0)
+    w, t, v = r.standard_normal((n, m)), r.standard_normal(shape), r.standard_normal(shape)
+
+    def by_pinv(y):
+        return hg.reduce_sum(D.pinv(L.matmul(hg.transpose(y), y) if m == n else y) * w)
+
+    def by_inverse(y):
+        yt = hg.transpose(y)
+        if m == n:
+            return hg.reduce_sum(D.inv(L.matmul(yt, y)) * w)
+        if m > n:
+            return hg.reduce_sum(D.solve(L.matmul(yt, y), yt) * w)
+        return hg.reduce_sum(hg.transpose(D.solve(L.matmul(y, yt), y)) * w)
+
+    def second(f):
+        fwd_fwd = hg.jvp(lambda y: hg.jvp(f, (y,), (t,))[1], (x,), (v,))[1]
+        rev_rev = np.sum(hg.grad(lambda y: hg.reduce_sum(hg.grad(f)(y) * t))(x) * v)
+        fwd_rev = np.sum(hg.jvp(hg.grad(f), (x,), (v,))[1] * t)
+        return np.array([fwd_fwd, rev_rev, fwd_rev])
+    exact = second(by_inverse)
+    np.testing.assert_allclose(second(by_pinv), exact, rtol=1e-9)
 
 
 def test_eigvalsh_degenerate_first_derivative_finite():
@@ -364,6 +445,13 @@ COMPLEX_ROWS = [
     ("eigh_both", herm(lambda a: (D.eigh(a)[0], _absq(D.eigh(a)[1]))), crandn(4, 4)),
     ("eigvalsh", herm(D.eigvalsh), crandn(3, 3)),
     ("eigvalsh_batched", herm(D.eigvalsh), crandn(2, 3, 3)),
+    # the functions computed from the lower triangle, along any complex direction
+    ("eigh_lower_read", lambda a: (D.eigh(a)[0], _absq(D.eigh(a)[1])), crandn(3, 3)),
+    ("eigh_projector_lower_read_batched", lambda a: _proj(D.eigh(a)[1]), crandn(2, 3, 3)),
+    ("eigvalsh_lower_read_batched", D.eigvalsh, crandn(2, 3, 3)),
+    ("cholesky_lower_read", lambda a: D.cholesky(a + 6.0 * np.eye(3)), crandn(3, 3)),
+    ("cholesky_upper_read_batched",
+     lambda a: hg.numpy.linalg.cholesky(a + 6.0 * np.eye(3), upper=True), crandn(2, 3, 3)),
     # a complex sign det/|det| turns with a (its tangent is sign * i Im tr(A^-1 dA))
     ("slogdet", D.slogdet, cwell(3, 3)),
     ("slogdet_sign_batched", lambda a: D.slogdet(a)[0], cwell(2, 3, 3)),
@@ -372,6 +460,17 @@ COMPLEX_ROWS = [
     ("cholesky", herm(lambda a: D.cholesky(a + 4.0 * np.eye(3))), crandn(3, 3)),
     ("cholesky_upper_batched",
      herm(lambda a: hg.numpy.linalg.cholesky(a + 4.0 * np.eye(3), upper=True)), crandn(2, 3, 3)),
+    # numpy's hermitian=True reads the lower triangle (pinv and svd through eigh)
+    ("pinv_hermitian_lower_read", lambda a: hg.numpy.linalg.pinv(a, hermitian=True),
+     crandn(3, 3)),
+    ("svd_hermitian_lower_read_batched", lambda a: (lambda u, s, vh: (s, hg.matmul(u, vh)))(
+        *hg.numpy.linalg.svd(a, hermitian=True)), crandn(2, 3, 3)),
+    ("svdvals_hermitian_lower_read",
+     lambda a: hg.numpy.linalg.svd(a, compute_uv=False, hermitian=True), crandn(3, 3)),
+    # triangular solves read one triangle (the diagonal included, complex)
+    ("solve_triangular_lower", lambda a: D.solve_triangular(a, _B[:3], lower=True), cwell(3, 3)),
+    ("solve_triangular_upper_batched",
+     lambda a: D.solve_triangular(a, _B[:3], lower=False), cwell(2, 3, 3)),
     # QR (LAPACK's: R's diagonal is real, so dR's is too)
     ("qr_tall", D.qr, crandn(4, 3)),
     ("qr_square_batched", D.qr, crandn(2, 3, 3)),
@@ -405,12 +504,17 @@ def test_complex_cholesky_upper_is_numpys():
                                np.linalg.cholesky(a, upper=True), rtol=1e-12)
 
 
-def test_complex_eigh_gradient_is_hermitian_and_values_real():
+def test_complex_eigh_gradient_lies_in_the_lower_triangle_and_values_real():
     a = crandn(3, 3)
-    a = a + a.conj().T
     w, v = np.linalg.eigh(a)
     g = hg.grad(lambda x: D.eigvalsh(x)[-1])(a)
-    np.testing.assert_allclose(g, np.conj(np.outer(v[:, -1], v[:, -1].conj())), atol=1e-12)
+    m = np.conj(np.outer(v[:, -1], v[:, -1].conj()))  # the Hermitian-input gradient
+    np.testing.assert_allclose(g, np.tril(2 * m, -1) + np.diag(np.diag(m).real), atol=1e-12)
+    # neither the strict upper triangle nor the diagonal's imaginary parts are read
+    t = np.triu(crandn(3, 3), 1) + 1j * np.diag(randn(3))
+    for op in (D.eigvalsh, lambda x: D.eigh(x)[0], lambda x: _proj(D.eigh(x)[1]),
+               lambda x: D.cholesky(x + 4.0 * np.eye(3))):
+        np.testing.assert_array_equal(hg.jvp(op, (a,), (t,))[1], 0.0)
     for op in (lambda x: D.eigh(x)[0], D.eigvalsh, lambda x: D.svd(x)[1], D.svdvals,
                lambda x: D.svd_full(x[:, :2])[1]):
         assert op(a).dtype == np.float64
