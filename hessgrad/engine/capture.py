@@ -16,7 +16,10 @@ comparison. A large array that a program could not lift (one created inside ``f`
 inside a loop body) is compared by content instead.
 """
 
+import contextlib
 import functools
+import os
+import time
 import types
 import weakref
 from collections import OrderedDict
@@ -24,6 +27,7 @@ from collections import OrderedDict
 import numpy as np
 
 from .function import ConcreteFunction, signature_key
+from .graph import Graph
 from .nest import flatten, pack_as, structure_key
 from .registry import Primitive
 from .state import THREAD, Recorder
@@ -34,6 +38,11 @@ LIFT_SIZE = 1 << 16
 # numbers, or a parameter sweep) stops being cached after VOLATILE_AFTER new keys in a row.
 VARIANTS = 8
 VOLATILE_AFTER = 3
+# An eager capture run slower than this is tried symbolically (see CaptureCache.check).
+SYMBOLIC_AFTER = 1e-3
+# How capture runs run: "auto" (as CaptureCache.check says), or always "eager" or "symbolic"
+# (where the function allows), e.g. to compare them.
+MODE = os.environ.get("HESSGRAD_CAPTURE", "auto")
 
 
 class _Same:
@@ -53,6 +62,27 @@ class _Same:
 
 
 _SIMPLE = frozenset((type(None), bool, int, str, bytes, type(Ellipsis)))
+_PLAIN_PARAMS = frozenset((type(None), bool, int, str, type(Ellipsis)))
+
+
+_NOT_PLAIN = object()
+
+
+def _plain(v):
+    """A parameter that is an int, a string, None, or a slice or tuple of them (an index, an
+    axis, a shape: the commonest case) as a token that compares exactly; else _NOT_PLAIN."""
+    kind = type(v)
+    if kind in _PLAIN_PARAMS:
+        return v
+    if kind is slice:
+        if type(v.start) in _PLAIN_PARAMS and type(v.stop) in _PLAIN_PARAMS and \
+                type(v.step) in _PLAIN_PARAMS:
+            return (slice, v.start, v.stop, v.step)
+        return _NOT_PLAIN
+    if kind is tuple:
+        parts = tuple([_plain(x) for x in v])
+        return _NOT_PLAIN if _NOT_PLAIN in parts else (tuple, parts)
+    return _NOT_PLAIN
 _STABLE = (types.BuiltinFunctionType, np.ufunc, type, types.ModuleType, Primitive)
 
 
@@ -80,13 +110,31 @@ class CaptureLog(Recorder):
         return super().__exit__(*exc)
 
     def observe(self, prim, args, params, outs, node, level):
+        origin = self.origin
+        tokens = []
+        for a in args:
+            token = origin.get(id(a)) if type(a) is Tensor else None
+            tokens.append(token if token is not None else self.operand(a))
         k = len(self.ops)
-        self.ops.append((prim, self.value(params) if params else (),
-                         tuple(self.operand(a) for a in args)))
-        for i, o in enumerate(outs):
-            self.origin[id(o)] = ("op", k, i)
+        self.ops.append((prim, self.params(params) if params else (), tuple(tokens)))
+        if len(outs) == 1:
+            origin[id(outs[0])] = ("op", k, 0)
+        else:
+            for i, o in enumerate(outs):
+                origin[id(o)] = ("op", k, i)
         self.alive.append(outs)
         return node
+
+    def params(self, params):
+        """An op's parameters: as they are when they are ints, strings, None, and tuples or
+        slices of ints (exact, hashable, the commonest case); else by :meth:`value`."""
+        items = []
+        for k, v in params.items():
+            token = _plain(v)
+            if token is _NOT_PLAIN:
+                return self.value(params)
+            items.append((k, token))
+        return tuple(items)
 
     def note_constant(self, tensor, value):
         """``tensor`` was made from ``value`` (``hessgrad.constant``): name it by ``value``,
@@ -231,36 +279,67 @@ class Capture:
 TRUSTED = Capture(None, [])  # an explicit hessgrad.function: its traces are the user's choice
 
 
-def capture(f, args, kwargs):
-    """Run ``f(*args, **kwargs)`` eagerly under a :class:`CaptureLog`; its :class:`Capture`.
-    A function that cannot run eagerly (it builds graph-only ops such as ``gradients``) gets
-    a key no other run has: its programs are built at every call and never kept."""
+def capture(f, args, kwargs, symbolic=False):
+    """Run ``f(*args, **kwargs)`` under a :class:`CaptureLog`: its :class:`Capture`.
+
+    Eagerly by default. ``symbolic``: on placeholders, in a graph thrown away afterwards, at
+    a cost independent of the data's size (an eager run of a function of a large matrix
+    costs its products); raises ConcretizationError when ``f`` needs values (Python control
+    flow on them). An eager run that fails (``f`` builds graph-only ops such as
+    ``gradients``) gets a key no other run has: its programs are built at every call and
+    never kept."""
+    try:
+        return Capture(*_logged_run(f, args, kwargs, symbolic),
+                       lambda: capture(f, args, kwargs, symbolic))
+    except Exception:  # noqa: BLE001 - the traced call reports f's own errors
+        if symbolic:
+            raise
+        return Capture(_Same(object()), [])
+
+
+def _logged_run(f, args, kwargs, symbolic):
+    """``(key, big)`` of one run of ``f`` under a :class:`CaptureLog`."""
     with _CleanState():
-        sources = []
-        leaves = [_source(x, sources) for x in flatten((args, kwargs))]
-        c_args, c_kwargs = pack_as((args, kwargs), leaves)
-        try:
+        graph = Graph() if symbolic else None
+        with graph.as_default() if symbolic else _NO_GRAPH:
+            sources = []
+            if not kwargs and all(type(a) is np.ndarray for a in args):  # the commonest call
+                c_args, c_kwargs = [_source(a, sources, graph) for a in args], {}
+            else:
+                leaves = [_source(x, sources, graph) for x in flatten((args, kwargs))]
+                c_args, c_kwargs = pack_as((args, kwargs), leaves)
             with CaptureLog(sources) as log:
                 result = f(*c_args, **c_kwargs)
-        except Exception:  # noqa: BLE001 - the traced call reports f's own errors
-            return Capture(_Same(object()), [])
-        return Capture(log.key(result), log.big, lambda: capture(f, args, kwargs))
+            return log.key(result), log.big
 
 
-def _source(x, sources):
+_NO_GRAPH = contextlib.nullcontext()
+
+
+def _source(x, sources, graph):
     """An argument as the capture run passes it: what a trace makes an input (arrays,
-    tensors, floats) as a tensor named by its position; other values as they are (a trace
-    bakes them in, and the signature tells them apart)."""
+    tensors, floats) as a tensor named by its position (a placeholder in a graph); other
+    values as they are (a trace bakes them in, and the signature tells them apart)."""
     if type(x) is Variable:
         return x
     if isinstance(x, Tensor):
         x = x.numpy()
     if isinstance(x, (np.ndarray, np.generic, float, complex)) and not isinstance(
             x, (bool, np.bool_)):
-        t = Tensor(np.asarray(x))
+        if graph is None:
+            t = Tensor(np.asarray(x))
+        else:
+            t = graph.placeholder(np.result_type(x), np.shape(x))
+            t._weak = isinstance(x, (float, complex)) and not isinstance(x, np.generic)
         sources.append(t)
         return t
     return x
+
+
+def _call_signature(args, kwargs):
+    if not kwargs and all(type(a) is np.ndarray for a in args):
+        return tuple((a.shape, a.dtype.str) for a in args)
+    return signature_key(args, kwargs)
 
 
 class Lifting:
@@ -321,11 +400,13 @@ class CaptureCache:
         self.trusted = getattr(f, "caches_traces", False)
         self._entries = {}   # signature -> OrderedDict(key -> [_Entry])
         self._misses = {}    # signature -> new keys in a row
+        self._modes = {}     # f's call signature -> how its capture runs ("eager", "symbolic")
         _CACHES.add(self)
 
     def clear(self):
         self._entries.clear()
         self._misses.clear()
+        self._modes.clear()
 
     def __len__(self):
         """The number of values kept."""
@@ -333,7 +414,33 @@ class CaptureCache:
                    for kept in variants.values())
 
     def check(self, args, kwargs):
-        return TRUSTED if self.trusted else capture(self.f, args, kwargs)
+        """The capture run of a call: eager, or symbolic for a call signature whose eager run
+        costs more than ``SYMBOLIC_AFTER`` seconds and twice a symbolic one (a function of
+        large data: a symbolic run's cost does not grow with it)."""
+        if self.trusted:
+            return TRUSTED
+        sig = _call_signature(args, kwargs)
+        mode = self._modes.get(sig) if MODE == "auto" else MODE
+        if mode == "symbolic":
+            try:
+                return capture(self.f, args, kwargs, symbolic=True)
+            except Exception:  # noqa: BLE001 - it needs values after all: eager from now on
+                self._modes[sig] = mode = "eager"
+        start = time.perf_counter()
+        cap = capture(self.f, args, kwargs)
+        if mode is None:  # the first call of this signature: time it
+            self._modes[sig] = "eager"
+            eager = time.perf_counter() - start
+            if eager > SYMBOLIC_AFTER:
+                start = time.perf_counter()
+                try:
+                    symbolic = capture(self.f, args, kwargs, symbolic=True)
+                except Exception:  # noqa: BLE001 - it needs values (control flow on them)
+                    return cap
+                if time.perf_counter() - start < eager / 2 and symbolic.stable():
+                    self._modes[sig] = "symbolic"
+                    return symbolic
+        return cap
 
     def get(self, signature, cap, build):
         variants = self._entries.setdefault(signature, OrderedDict())

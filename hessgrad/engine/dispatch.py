@@ -24,6 +24,9 @@ def bind(prim, args, params):
         outs = state.graphs[-1].add_node(prim, args, params)
         if state.recorders and state.limit != 0 and not prim.nondiff:
             notify(prim, args, params, outs if prim.multiple_results else (outs,))
+        elif state.capturing:
+            node = (outs[0] if prim.multiple_results else outs)._node
+            _observe_constant_op(state, prim, node.inputs, params, node.outputs)
         return outs
     values = []
     plain = True  # no Variable among the inputs

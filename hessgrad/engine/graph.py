@@ -229,7 +229,10 @@ class Graph:
     def _capture(self, array):
         """A numpy array the graph reads (data in the traced function's closure) is copied
         once, when traced, as JAX captures constants: a caller's later in-place change
-        cannot reach some cached results (values) and not others (sparsity patterns)."""
+        cannot reach some cached results (values) and not others (sparsity patterns). A
+        capture run (engine.capture), whose graph is thrown away, reads the array itself."""
+        if THREAD.state.capturing:
+            return array
         entry = self._captured.get(id(array))
         if entry is None or entry[0] is not array:
             copy = array.copy()

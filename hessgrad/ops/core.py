@@ -238,9 +238,7 @@ def constant(value, dtype=None, shape=None, name=None):
         array = np.broadcast_to(array, shape).copy() if array.size == 1 else \
             array.reshape(shape)
     graph = get_default_graph()
-    if graph is not None:
-        return graph.constant(array, name=name, source=value)
-    out = Tensor(array)
+    out = Tensor(array) if graph is None else graph.constant(array, name=name, source=value)
     if THREAD.state.capturing:
         note_constant(out, value if type(value) is np.ndarray and value.shape == array.shape
                       and value.dtype == array.dtype else array)
