@@ -59,11 +59,14 @@ class TraceEstimate:
         num_samples: the random samples averaged (Hutch++: the residual probes).
         level: confidence level of ``confidence_interval``.
         confidence_interval: ``(low, high)``, Student-t with ``num_samples - 1``
-            degrees of freedom.  A normal approximation of the mean: it covers the trace
-            at about ``level`` when there are a few dozen samples (the tests check the
-            coverage over many seeds); with few samples, or samples dominated by a few
-            large eigenvalues (Gaussian probes), it is a heuristic that can cover less
-            often.
+            degrees of freedom, widened by ``rounding``.  A normal approximation of the
+            mean: it covers the trace at about ``level`` when there are a few dozen
+            samples (the tests check the coverage over many seeds); with few samples, or
+            samples dominated by a few large eigenvalues (Gaussian probes), it is a
+            heuristic that can cover less often.
+        rounding: a bound on the rounding of the sums (``n eps`` times the sum of the
+            terms' magnitudes): what is left of the interval when nothing is random
+            (a diagonal matrix with Rademacher probes, a sketch spanning everything).
     """
 
     trace: float
@@ -72,13 +75,15 @@ class TraceEstimate:
     num_samples: int = None
     level: float = 0.95
     confidence_interval: tuple = None
+    rounding: float = 0.0
 
     def __post_init__(self):
         if self.num_samples is None:
             object.__setattr__(self, "num_samples", self.num_matvecs)
         if self.confidence_interval is None:
-            object.__setattr__(self, "confidence_interval", t_interval(
-                self.trace, self.std_error, self.num_samples, self.level))
+            lo, hi = t_interval(self.trace, self.std_error, self.num_samples, self.level)
+            object.__setattr__(self, "confidence_interval",
+                               (lo - self.rounding, hi + self.rounding))
 
 
 @dataclass(frozen=True)
@@ -134,6 +139,13 @@ def _apply(op, X):
     return np.asarray(op.matmat(X), dtype=np.float64)
 
 
+def _rounding(n, absX, absAX):
+    """A bound on the rounding of ``sum_j x_j^T (A x_j)`` over the columns: ``n eps`` times
+    the sum of the terms' magnitudes (the products' own rounding included at that scale)."""
+    return 2.0 * n * float(np.finfo(np.float64).eps) * float(np.einsum("ij,ij->", absX,
+                                                                         absAX))
+
+
 def _std_error(samples):
     m = samples.shape[-1]
     if m < 2:
@@ -170,8 +182,10 @@ def hutchinson(A, num_matvecs, *, distribution="rademacher", rng=None, level=0.9
     """
     op, n, m, rng = _setup("hutchinson", A, num_matvecs, rng, level=level)
     Z = _probes(n, m, distribution, rng, "hutchinson")
-    samples = np.einsum("ij,ij->j", Z, _apply(op, Z))
-    return TraceEstimate(float(samples.mean()), float(_std_error(samples)), m, m, level)
+    AZ = _apply(op, Z)
+    samples = np.einsum("ij,ij->j", Z, AZ)
+    return TraceEstimate(float(samples.mean()), float(_std_error(samples)), m, m, level,
+                         rounding=_rounding(n, np.abs(Z), np.abs(AZ)) / m)
 
 
 def hutchpp(A, num_matvecs, *, distribution="rademacher", rng=None, level=0.95):
@@ -211,14 +225,18 @@ def hutchpp(A, num_matvecs, *, distribution="rademacher", rng=None, level=0.95):
     start = op.nmatvec
     S = _probes(n, s, distribution, rng, "hutchpp")
     Q, _ = np.linalg.qr(_apply(op, S))
-    exact = float(np.einsum("ij,ij->", Q, _apply(op, Q)))
+    AQ = _apply(op, Q)
+    exact = float(np.einsum("ij,ij->", Q, AQ))
+    rounding = _rounding(n, np.abs(Q), np.abs(AQ))
     if Q.shape[1] >= n:                  # range(Q) is everything: nothing left
-        return TraceEstimate(exact, 0.0, op.nmatvec - start, 0, level)
+        return TraceEstimate(exact, 0.0, op.nmatvec - start, 0, level, rounding=rounding)
     G = _probes(n, g, distribution, rng, "hutchpp")
     G -= Q @ (Q.T @ G)
-    samples = np.einsum("ij,ij->j", G, _apply(op, G))
+    AG = _apply(op, G)
+    samples = np.einsum("ij,ij->j", G, AG)
     return TraceEstimate(exact + float(samples.mean()), float(_std_error(samples)),
-                         op.nmatvec - start, g, level)
+                         op.nmatvec - start, g, level,
+                         rounding=rounding + _rounding(n, np.abs(G), np.abs(AG)) / g)
 
 
 def diagonal(A, num_matvecs, *, distribution="rademacher", rng=None, level=0.95):
