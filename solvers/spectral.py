@@ -36,6 +36,7 @@ __all__ = ["spectral_density", "SpectralDensity", "condition_number_estimate",
 DENSE_COUNT_MAX = 2000
 # condition_number_estimate's default budget of products.
 CONDITION_MATVECS = 2000
+_EPS = float(np.finfo(np.float64).eps)
 
 
 class SpectralDensity:
@@ -325,8 +326,8 @@ def negative_eigenvalue_count(A, *, threshold=0.0, num_probes=20, lanczos_steps=
     threshold} tau_k``.  Where many eigenvalues lie near ``threshold`` this is biased
     (a whole node's weight falls on one side), so each probe's rule is extended by
     ``lanczos_steps`` at a time, up to ``max_lanczos_steps``, while its bias bound
-    (Chebyshev-Markov-Stieltjes) is wider than the probes' standard error would be; the
-    interval returned covers what bias is left.
+    (Chebyshev-Markov-Stieltjes) is wider than the probes' standard error would be and
+    shrinks by 30% or more per extension; the interval returned covers what bias is left.
 
     Args:
         A: symmetric operator.
@@ -378,15 +379,20 @@ def negative_eigenvalue_count(A, *, threshold=0.0, num_probes=20, lanczos_steps=
 
 def _refine(rule, n, threshold, num_probes, chunk, most):
     """Extend one probe's rule while its bias bound is wider than the standard error of
-    a mean of ``num_probes`` such counts: ``sqrt(2 c (1 - c / n) / num_probes)`` for ``c``
-    eigenvalues below the threshold (Hutchinson's variance for a projector of rank c)."""
+    a mean of ``num_probes`` such counts, ``sqrt(2 c (1 - c / n) / num_probes)`` for ``c``
+    eigenvalues below the threshold (Hutchinson's variance for a projector of rank c), and
+    while extending pays: a bound that shrank by less than 30% over the last ``chunk``
+    steps (a cluster at the threshold that no affordable rule resolves) stops it."""
+    last = math.inf
     while rule.m < most and not rule.exact:
         point, low, high = _count_brackets(rule.nodes[None], rule.weights[None],
                                            np.zeros(1, bool), threshold)
         c = n * float(point[0])
         noise = math.sqrt(max(2.0 * c * (1.0 - c / n), 1.0) / num_probes)
-        if n * float(high[0] - low[0]) <= noise:
+        width = n * float(high[0] - low[0])
+        if width <= noise or width > 0.7 * last:
             return
+        last = width
         rule.extend(min(rule.m + chunk, most))
 
 
@@ -431,7 +437,11 @@ def condition_number_estimate(A, *, tol=1e-8, maxiter=None, rng=None, full_outpu
     indefinite operator, ``sqrt(mu)`` with ``mu`` the Ritz value of ``A^2``) is a lower
     bound that always holds.  The upper bound takes each extreme eigenvalue within its
     residual of its Ritz value: it holds unless the Krylov space missed an eigenvalue
-    beyond the extremes found (the assumption behind any Lanczos result).
+    beyond the extremes found (the assumption behind any Lanczos result).  An interior
+    ``min|lambda|`` whose square is within rounding of ``A^2``'s products (``n eps
+    max|lambda|^2``) is not resolved: the operator is then singular to that resolution
+    (``inf``, upper bound ``inf``); eigenvalues of ``A^2`` that close cannot be told
+    apart, and a Ritz value there may stand for a smaller eigenvalue.
 
     Args:
         A: symmetric operator.
@@ -509,6 +519,7 @@ class _Watch:
         self.callback, self.progress, self.caller = callback, progress, caller
         self.t0 = self.shown = time.perf_counter()
         self.stage, self.lower = "extreme eigenvalues", 0.0
+        self.floor = None    # stop once the smallest Ritz value is at or below it
 
     def spent(self):
         return self.op.nmatvec - self.start
@@ -533,6 +544,8 @@ class _Watch:
         if self.callback is not None:
             self.callback(info)
         if self.max_seconds is not None and info.seconds >= self.max_seconds:
+            raise StopIteration
+        if self.floor is not None and state.ritz_values[0] <= self.floor:
             raise StopIteration
 
 
@@ -569,22 +582,30 @@ def _interior(op, tol, maxiter, rng, watch, ends, big, big_low, big_high, norms)
     n = op.shape[0]
     watch.stage = "min|eigenvalue| (Lanczos on A^2)"
     square = aslinearoperator_like(lambda x: op.matvec(op.matvec(x)), n)
+    # Eigenvalues of A^2 within rounding (about n eps ||A||^2: each product of A^2 rounds
+    # at eps ||A||^2) are not resolved, neither from 0 nor from each other: a Ritz value
+    # there may stand for a smaller eigenvalue that Lanczos cannot separate. Once the
+    # smallest Ritz value (an upper bound on min lambda(A^2)) is there, the operator is
+    # singular to this resolution and nothing more can be learned: stop.
+    floor = n * _EPS * big * big
+    watch.floor = floor
     # ||A^2|| = big^2, so a residual tol^2 * big^2 resolves |lambda| to ~tol * big.
     sq = _budgeted_eigsh(square, 1, "SA", tol * tol, maxiter, rng, watch, watch.left(2))
+    watch.floor = None
     small_high = float(norms.min())
     small_low = 0.0
     success = False
     if sq is not None:
         mu, rho = float(sq.eigenvalues[0]), float(sq.residual_norms[0])
         small_high = min(small_high, math.sqrt(max(mu, 0.0)))
-        small_low = math.sqrt(max(mu - rho, 0.0))
-        success = bool(sq.success and ends.success)
-        # Below its residual (about eps ||A||^2 at best) the A^2 solve cannot tell
-        # min|lambda| from 0: singular to that resolution.
+        small_low = math.sqrt(mu - rho) if mu - rho > floor else 0.0
+        success = bool((sq.success or mu <= floor) and ends.success)
         if success and (small_low == 0.0 or small_high <= tol * big):
-            return _condition_result(watch, ends, math.inf, big_low / small_high
-                                     if small_high > 0 else math.inf, math.inf, None,
-                                     definite=False, success=True)
+            return _condition_result(
+                watch, ends, math.inf, big_low / small_high if small_high > 0 else math.inf,
+                math.inf, f"singular to the resolution of the A^2 solve: min|lambda| <= "
+                          f"{small_high:.3g}, not resolved from 0 (rounding of A^2 is about "
+                          f"{math.sqrt(floor):.2g} in |lambda|)", definite=False, success=True)
     lower = big_low / small_high if small_high > 0 else math.inf
     upper = big_high / small_low if small_low > 0 else math.inf
     estimate = big / small_high if small_high > 0 else math.inf
@@ -610,7 +631,7 @@ def _condition_result(watch, ends, estimate, lower, upper, note, *, definite,
     estimate = min(max(estimate, lower), upper)
     spent, seconds = watch.spent(), watch.seconds()
     if success:
-        message = "converged"
+        message = note or "converged"
     else:
         why = "budget" if watch.max_matvecs is not None and spent >= watch.max_matvecs \
             else "time limit" if watch.max_seconds is not None and \
