@@ -440,3 +440,14 @@ def test_eigsh_budget_errors():
         eigsh(np.eye(5), k=1, check_steps=-1)
     with pytest.raises(ValueError, match="eigsh: max_matvecs must be an int >= 1"):
         eigsh(np.eye(5), k=1, max_matvecs=0)
+
+
+def test_eigsh_check_vectors_do_not_follow_the_data_seed():
+    # X drawn from default_rng(0), and eigsh's rng=0: the start vector is X's first row
+    # (up to scale), in X's row space, orthogonal to the ridge's eigenspace. The check's
+    # vectors used to come from the same stream (the next rows) and found nothing.
+    X = np.random.default_rng(0).standard_normal((30, 300))
+    A = X.T @ X / 300 + 0.01 * np.eye(300)
+    res = eigsh(A, k=5, which="SA", tol=1e-10, rng=0, full_output=True)
+    np.testing.assert_allclose(res.eigenvalues, np.full(5, 0.01), rtol=1e-9)
+    assert res.missed >= 1

@@ -174,6 +174,19 @@ def test_condition_number_full_output_and_bounds():
     assert 3.0 < res.lower_bound <= res.condition_number <= 3.0 / 1e-6 <= res.upper_bound
 
 
+def test_condition_number_singular_to_the_resolution_of_the_square():
+    # min|lambda| = 1e-9 inside [-3, 5]: its square is below the rounding of A^2's
+    # products (n eps ||A||^2, about 1.3e-6 in |lambda| here), where a Ritz value of A^2 may
+    # stand for a smaller eigenvalue (an MLP's Hessian: claimed kappa 2.7e7, exact 1.0e8).
+    # The run stops there and reports singular to that resolution, with a true lower bound.
+    lam = np.r_[-3.0, np.geomspace(1e-9, 1e-2, 300) * np.tile([1, -1], 150), 5.0]
+    D = scipy.sparse.diags(lam, format="csr")
+    res = condition_number_estimate(D, rng=0, full_output=True)
+    assert res.success and res.condition_number == np.inf and res.upper_bound == np.inf
+    assert 5.0 / 1.3e-6 < res.lower_bound <= 5e9
+    assert "singular to the resolution" in res.message and res.nmatvec < 2000
+
+
 def test_condition_number_budget_progress_and_callback(capsys):
     # The default budget bounds the run (it used to take 10 n restarts of the A^2 solve:
     # 249,888 products, 142 s, on a 1,249-parameter MLP, and return None).
