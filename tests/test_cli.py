@@ -1,6 +1,8 @@
 """The hessgrad command, run in-process through hessgrad.cli.main."""
 
 import json
+import pathlib
+import shlex
 import sys
 
 import numpy as np
@@ -357,3 +359,60 @@ def test_analyze_with_dask_workers_and_a_module_in_the_working_directory(capsys,
     H = hg.hessian(sys.modules["clitest_user_mod"].loss)(np.linspace(-1.0, 1.0, 6))
     np.testing.assert_allclose(result["top_eigenvalues"], np.linalg.eigvalsh(H)[-1:],
                                rtol=1e-8)
+
+
+README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
+
+# The user module the README's commands name (any scalar function of a flat vector).
+MYMODULE = '''
+import hessgrad.numpy as hnp
+
+def loss(x):
+    return hnp.sum(hnp.sin(x) * x ** 2) + 0.5 * hnp.sum(x[:-1] * x[1:]) + hnp.sum(x ** 4)
+'''
+
+
+def readme_commands():
+    """The command lines of the README's section "The `hessgrad` command"."""
+    section = README.read_text().split("## The `hessgrad` command", 1)[1]
+    block = section.split("\n## ", 1)[0].split("```", 2)[1]
+    return [shlex.split(line.split("#", 1)[0]) for line in block.strip().splitlines()]
+
+
+README_COMMANDS = readme_commands()
+
+
+def test_readme_lists_the_commands():
+    assert len(README_COMMANDS) >= 5
+    assert all(argv[0] == "hessgrad" for argv in README_COMMANDS)
+    assert {argv[1] for argv in README_COMMANDS} == {"analyze", "check", "bench"}
+
+
+@pytest.mark.parametrize("argv", README_COMMANDS, ids=" ".join)
+def test_readme_command_runs_as_shown(argv, capsys, tmp_path, monkeypatch):
+    # Every command of the README, at the sizes it shows, from a directory holding the
+    # mymodule.py and x.npy it names.
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delitem(sys.modules, "mymodule", raising=False)
+    (tmp_path / "mymodule.py").write_text(MYMODULE)
+    np.save(tmp_path / "x.npy", np.linspace(-1.0, 1.0, 10))
+    code, out, err = run(capsys, *argv[1:])
+    if "--plot" in argv and not cli._has_matplotlib():
+        # Documented: --plot needs the plot extra; the rest of the command runs without it.
+        assert code == 2 and cli.PLOT_HINT in err
+        i = argv.index("--plot")
+        argv = argv[:i] + argv[i + 2:]
+        code, out, err = run(capsys, *argv[1:])
+    assert code == 0, out + err
+    if argv[1] == "analyze":
+        assert "cost" in out and "MISMATCH" not in out and "Traceback" not in err
+        if "--json" in argv:
+            result = json.loads((tmp_path / argv[argv.index("--json") + 1]).read_text())
+            assert result["contradictions"] == [] and result["n"] == 10
+        if "--plot" in argv:
+            assert (tmp_path / argv[argv.index("--plot") + 1]).stat().st_size > 1000
+    elif argv[1] == "check":
+        assert "all checks passed" in out
+    else:
+        assert "x fastest" in out
+    sys.modules.pop("mymodule", None)
