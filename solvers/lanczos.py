@@ -522,7 +522,7 @@ class _ThickRestart:
         # the same seed as the operator's data (default_rng(0) for both) can lie in a
         # special subspace, and the check must not follow it there.
         self.check_rng = np.random.default_rng(int(rng.integers(2 ** 63)))
-        self.m = m
+        self.m, self.spare = m, m - k
         self.V = np.zeros((n, m + 1), order="F")
         self.V[:, 0] = v
         self.T = np.zeros((m, m))
@@ -565,6 +565,7 @@ class _ThickRestart:
                 j0, check_from, last_ratio = self.start_check(snap), self.m, None
                 continue
             if self.in_check:       # the check filled the whole space: nothing left
+                snap.choose(self.outranking(snap))
                 return self.outcome(snap, True, None, vectors=vectors)
             if self.restarts >= maxiter:
                 return self.outcome(snap, False, f"{maxiter} restarts (maxiter)",
@@ -654,7 +655,9 @@ class _ThickRestart:
         X = _combine(self.V, size, snap.S[:, new])
         r = self.residual_vectors(snap, new, X)
         p = new.size
-        need = min(self.n, nl + p + self.check_steps)
+        # Room for the check, and, should it find a missed eigenvalue, for the solve that
+        # follows: the spare room the run started with, beside all locked columns.
+        need = min(self.n, nl + p + max(self.check_steps, self.spare))
         if need > self.m:
             self.resize(need, nl)
         if self.R is None:
