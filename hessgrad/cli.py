@@ -438,119 +438,158 @@ def _exact_facts(args, target, x0, dense, progress):
 
 
 def _report(args, out, table_stream, target, value, g, H, start, dense):
-    import solvers
-
-    x0, n = target.x0, target.x0.size
-    k = min(args.k, n)
+    n = target.x0.size
     probe = _differentiate("the Hessian-vector product", target,
                            lambda: np.asarray(H.matvec(np.ones(n))))
     _check_finite("the Hessian-vector product", target, probe)
-    ops = _Counted(H, n, args.quiet)
-    table = _Table(table_stream)
-    print(f"hessgrad analyze: {target.label}"
-          f"{f' -- {target.description}' if target.description else ''} "
-          f"(n={n}, seed={args.seed})", file=table_stream)
-    table.row("f(x0)", _fmt(value))
-    table.row("||grad f(x0)||", _fmt(float(np.linalg.norm(g))))
-    result = {"target": target.label, "description": target.description, "n": n,
-              "seed": args.seed, "value": value, "grad_norm": float(np.linalg.norm(g)),
-              "level": args.level, "max_hvps": args.max_hvps}
-    exact = _exact_facts(args, target, x0, dense, ops)
-    contradictions = []
-
-    def checked(name, found):
-        if found:
-            contradictions.append(f"{name}: {found}")
-            return f"CONTRADICTS the exact value: {found}"
-        return None
-
-    for which, label in (("LA", "top"), ("SA", "bottom")):
-        ops.begin(f"{label}-{k} eigenvalues (eigsh {which})")
-        res = solvers.eigsh(ops, k=k, which=which, tol=1e-10, rng=_rng(args, which),
-                            max_matvecs=args.max_hvps, return_eigenvectors=False,
-                            full_output=True)
-        entry = _eigen_entry(res, descending=which == "LA")
-        result[f"{label}_eigenvalues"] = entry["values"]
-        result[f"{label}_eigenvalues_detail"] = entry
-        want = _exact_end(exact, k, which)
-        table.row(f"{label}-{k} eigenvalues (eigsh {which})", _fmt(entry["values"]),
-                  _eigen_note(res, args.max_hvps),
-                  None if want is None else f"exact: {_fmt(want)}",
-                  None if want is None else checked(
-                      f"{label}-{k} eigenvalues", _eigen_contradiction(res, exact, which)))
-
-    ops.begin(f"trace (Hutch++, {args.probes} HVPs)")
-    tr = solvers.hutchpp(ops, args.probes, rng=_rng(args, "trace"), level=args.level)
-    result["trace"] = {"estimate": tr.trace, "std_error": tr.std_error,
-                       "num_matvecs": tr.num_matvecs, "method": "Hutch++",
-                       "confidence_interval": list(tr.confidence_interval),
-                       "level": tr.level}
-    table.row(f"trace (Hutch++, {tr.num_matvecs} HVPs)",
-              f"{_fmt(tr.trace)} +/- {_fmt(tr.std_error)} (std. error), "
-              f"{_pct(args.level)} CI {_fmt(list(tr.confidence_interval))}",
-              f"exact: {_fmt(exact['trace'])}" if "trace" in exact else None,
-              checked("trace", _outside(exact.get("trace"), tr.confidence_interval,
-                                        "the interval", _trace_slack(exact))))
-
-    ops.begin("condition number (eigsh BE, then min|eigenvalue|)")
-    cond = solvers.condition_number_estimate(ops, tol=1e-8, rng=_rng(args, "condition"),
-                                             max_matvecs=args.max_hvps, full_output=True)
-    result["condition_number"] = cond.condition_number
-    result["condition_lower_bound"] = cond.lower_bound
-    result["condition_upper_bound"] = cond.upper_bound
-    result["condition_converged"] = bool(cond.success)
-    result["condition_message"] = cond.message
-    table.row("condition number max|l|/min|l|", _condition_text(cond),
-              cond.message if cond.success and cond.message != "converged" else None,
-              None if cond.success else f"not resolved within {args.max_hvps} HVPs: "
-                                        f"{cond.message}",
-              f"exact: {_fmt(exact['condition_number'])}" if "condition_number" in exact
-              else None,
-              checked("condition number", _condition_contradiction(cond, exact)))
-
-    t = args.threshold
-    below = "negative eigenvalues" if t == 0 else f"eigenvalues < {t:g}"
-    ops.begin(f"{below} (stochastic Lanczos quadrature)")
-    # Matrix-free always (dense_max=0): the exact column is the dense count.
-    count = solvers.negative_eigenvalue_count(ops, threshold=t, num_probes=20,
-                                              lanczos_steps=min(40, n), level=args.level,
-                                              dense_max=0, rng=_rng(args, "count"))
-    result["negative_count"] = {"estimate": count.estimate, "std_error": count.std_error,
-                                "threshold": t, "level": count.level,
-                                "confidence_interval": list(count.confidence_interval),
-                                "bias_bound": count.bias_bound, "method": count.method,
-                                "num_matvecs": count.num_matvecs}
-    table.row(f"{below} (SLQ)",
-              f"{count.estimate:.2f}, {_pct(args.level)} CI "
-              f"{_fmt(list(count.confidence_interval))} (std. error "
-              f"{_fmt(count.std_error)}, quadrature bias <= {_fmt(count.bias_bound)})",
-              f"exact: {exact['negative_count']}" if "negative_count" in exact else None,
-              checked(below, _count_contradiction(count, exact, t)))
-
-    known = _known(exact, k)
-    if known:
-        result["exact"] = known
-    if "eigenvalues" in exact:
-        errs = [np.max(np.abs(np.asarray(result[f"{end}_eigenvalues"]) - known[f"{end}_eigenvalues"]))
-                for end in ("top", "bottom")]
-        table.row("max eigenvalue error vs exact", _fmt(max(errs)))
-    result["hvp_count"] = ops.nmatvec
-    result["seconds"] = time.perf_counter() - start
-    result["contradictions"] = contradictions
-    table.row("cost", f"{ops.nmatvec} Hessian-vector products, {result['seconds']:.2f} s")
-    if contradictions:
-        print(f"MISMATCH: {len(contradictions)} estimate(s) contradict their exact check "
-              f"beyond their stated uncertainty: {'; '.join(contradictions)}",
-              file=table_stream)
+    report = _Report(args, target, H, table_stream)
+    report.header(value, g)
+    report.exact = _exact_facts(args, target, target.x0, dense, report.ops)
+    report.eigenvalues("LA")
+    report.eigenvalues("SA")
+    report.trace()
+    report.condition()
+    report.count()
+    report.summary(start)
     if args.plot:
-        ops.begin("spectral density for the plot")
-        density = solvers.spectral_density(ops, num_probes=20, lanczos_steps=min(40, n),
-                                           rng=_rng(args, "plot"))
-        _plot_density(density, result, exact, args.plot, target)
-        print(f"wrote {args.plot}", file=sys.stderr)
+        report.plot()
     if args.json:
-        _write_json(args.json, result, out)
-    return 1 if contradictions else 0
+        _write_json(args.json, report.result, out)
+    return 1 if report.contradictions else 0
+
+
+class _Report:
+    """The rows of ``hessgrad analyze``: each estimate computed, checked against the exact
+    value when known, printed, and kept for the JSON."""
+
+    def __init__(self, args, target, H, stream):
+        import solvers
+
+        self.solvers, self.args, self.target = solvers, args, target
+        self.n = target.x0.size
+        self.k = min(args.k, self.n)
+        self.ops = _Counted(H, self.n, args.quiet)
+        self.table = _Table(stream)
+        self.exact, self.contradictions = {}, []
+        self.result = {"target": target.label, "description": target.description,
+                       "n": self.n, "seed": args.seed, "level": args.level,
+                       "max_hvps": args.max_hvps}
+
+    def checked(self, name, found):
+        """Record a contradiction (the reason ``found``, or None) and word its note."""
+        if not found:
+            return None
+        self.contradictions.append(f"{name}: {found}")
+        return f"CONTRADICTS the exact value: {found}"
+
+    def header(self, value, g):
+        t = self.target
+        print(f"hessgrad analyze: {t.label}{f' -- {t.description}' if t.description else ''} "
+              f"(n={self.n}, seed={self.args.seed})", file=self.table.stream)
+        self.result.update(value=value, grad_norm=float(np.linalg.norm(g)))
+        self.table.row("f(x0)", _fmt(value))
+        self.table.row("||grad f(x0)||", _fmt(self.result["grad_norm"]))
+
+    def eigenvalues(self, which):
+        label = "top" if which == "LA" else "bottom"
+        name = f"{label}-{self.k} eigenvalues (eigsh {which})"
+        self.ops.begin(name)
+        res = self.solvers.eigsh(self.ops, k=self.k, which=which, tol=1e-10,
+                                 rng=_rng(self.args, which), max_matvecs=self.args.max_hvps,
+                                 return_eigenvectors=False, full_output=True)
+        entry = _eigen_entry(res, descending=which == "LA")
+        self.result[f"{label}_eigenvalues"] = entry["values"]
+        self.result[f"{label}_eigenvalues_detail"] = entry
+        want = _exact_end(self.exact, self.k, which)
+        self.table.row(name, _fmt(entry["values"]), _eigen_note(res, self.args.max_hvps),
+                       None if want is None else f"exact: {_fmt(want)}",
+                       None if want is None else self.checked(
+                           f"{label}-{self.k} eigenvalues",
+                           _eigen_contradiction(res, self.exact, which)))
+
+    def trace(self):
+        args, exact = self.args, self.exact
+        self.ops.begin(f"trace (Hutch++, {args.probes} HVPs)")
+        tr = self.solvers.hutchpp(self.ops, args.probes, rng=_rng(args, "trace"),
+                                  level=args.level)
+        self.result["trace"] = {"estimate": tr.trace, "std_error": tr.std_error,
+                                "num_matvecs": tr.num_matvecs, "method": "Hutch++",
+                                "confidence_interval": list(tr.confidence_interval),
+                                "level": tr.level}
+        self.table.row(f"trace (Hutch++, {tr.num_matvecs} HVPs)",
+                       f"{_fmt(tr.trace)} +/- {_fmt(tr.std_error)} (std. error), "
+                       f"{_pct(args.level)} CI {_fmt(list(tr.confidence_interval))}",
+                       f"exact: {_fmt(exact['trace'])}" if "trace" in exact else None,
+                       self.checked("trace", _outside(exact.get("trace"),
+                                                      tr.confidence_interval, "the interval",
+                                                      _trace_slack(exact))))
+
+    def condition(self):
+        args, exact = self.args, self.exact
+        self.ops.begin("condition number (eigsh BE, then min|eigenvalue|)")
+        cond = self.solvers.condition_number_estimate(
+            self.ops, tol=1e-8, rng=_rng(args, "condition"), max_matvecs=args.max_hvps,
+            full_output=True)
+        self.result.update(condition_number=cond.condition_number,
+                           condition_lower_bound=cond.lower_bound,
+                           condition_upper_bound=cond.upper_bound,
+                           condition_converged=bool(cond.success),
+                           condition_message=cond.message)
+        self.table.row("condition number max|l|/min|l|", _condition_text(cond),
+                       cond.message if cond.success and cond.message != "converged" else None,
+                       None if cond.success else f"not resolved within {args.max_hvps} "
+                                                 f"HVPs: {cond.message}",
+                       f"exact: {_fmt(exact['condition_number'])}"
+                       if "condition_number" in exact else None,
+                       self.checked("condition number", _condition_contradiction(cond, exact)))
+
+    def count(self):
+        args, exact, t = self.args, self.exact, self.args.threshold
+        below = "negative eigenvalues" if t == 0 else f"eigenvalues < {t:g}"
+        self.ops.begin(f"{below} (stochastic Lanczos quadrature)")
+        # Matrix-free always (dense_max=0): the exact column is the dense count.
+        count = self.solvers.negative_eigenvalue_count(
+            self.ops, threshold=t, num_probes=20, lanczos_steps=min(40, self.n),
+            level=args.level, dense_max=0, rng=_rng(args, "count"))
+        self.result["negative_count"] = {
+            "estimate": count.estimate, "std_error": count.std_error, "threshold": t,
+            "level": count.level, "confidence_interval": list(count.confidence_interval),
+            "bias_bound": count.bias_bound, "method": count.method,
+            "num_matvecs": count.num_matvecs}
+        self.table.row(f"{below} (SLQ)",
+                       f"{count.estimate:.2f}, {_pct(args.level)} CI "
+                       f"{_fmt(list(count.confidence_interval))} (std. error "
+                       f"{_fmt(count.std_error)}, quadrature bias <= "
+                       f"{_fmt(count.bias_bound)})",
+                       f"exact: {exact['negative_count']}" if "negative_count" in exact
+                       else None,
+                       self.checked(below, _count_contradiction(count, exact, t)))
+
+    def summary(self, start):
+        known = _known(self.exact, self.k)
+        if known:
+            self.result["exact"] = known
+            errs = [np.max(np.abs(np.asarray(self.result[f"{end}_eigenvalues"])
+                                  - known[f"{end}_eigenvalues"]))
+                    for end in ("top", "bottom") if f"{end}_eigenvalues" in known]
+            if errs:
+                self.table.row("max eigenvalue error vs exact", _fmt(max(errs)))
+        seconds = time.perf_counter() - start
+        self.result.update(hvp_count=self.ops.nmatvec, seconds=seconds,
+                           contradictions=self.contradictions)
+        self.table.row("cost", f"{self.ops.nmatvec} Hessian-vector products, {seconds:.2f} s")
+        if self.contradictions:
+            print(f"MISMATCH: {len(self.contradictions)} estimate(s) contradict their exact "
+                  f"check beyond their stated uncertainty: {'; '.join(self.contradictions)}",
+                  file=self.table.stream)
+
+    def plot(self):
+        self.ops.begin("spectral density for the plot")
+        density = self.solvers.spectral_density(self.ops, num_probes=20,
+                                                lanczos_steps=min(40, self.n),
+                                                rng=_rng(self.args, "plot"))
+        _plot_density(density, self.result, self.exact, self.args.plot, self.target)
+        print(f"wrote {self.args.plot}", file=sys.stderr)
 
 
 def _rng(args, use):
