@@ -246,8 +246,14 @@ def _count_brackets(nodes, weights, exact, threshold):
 
     Chebyshev-Markov-Stieltjes: with nodes ``x_1 < ... < x_m`` and ``x_j < t <= x_{j+1}``,
     ``sum_{i < j} w_i <= mu(-inf, t) <= sum_{i <= j+1} w_i``.  An exact rule (Lanczos
-    breakdown) is the measure itself.
+    breakdown) is the measure itself.  Nodes of weight 0 are padding (rules cut short,
+    padded by this module or by others with any value) and are left out.
     """
+    # Padding moved past every node, then each rule sorted: the bounds need node order.
+    nodes = np.where(weights > 0, nodes, np.inf)
+    order = np.argsort(nodes, axis=1, kind="stable")
+    nodes = np.take_along_axis(nodes, order, axis=1)
+    weights = np.take_along_axis(weights, order, axis=1)
     below = nodes < threshold
     point = np.sum(weights * below, axis=1)
     j = below.sum(axis=1)

@@ -7,6 +7,7 @@ from solvers_zoo import with_spectrum
 
 from solvers import (EigshNoConvergence, condition_number_estimate,
                      negative_eigenvalue_count, spectral_density)
+from solvers.spectral import SpectralDensity
 
 LAM = np.r_[np.linspace(-2.0, -1.0, 30), np.linspace(1.0, 4.0, 170)]
 A = with_spectrum(LAM, seed=21)
@@ -242,3 +243,14 @@ def test_spectral_errors():
         with pytest.raises(ValueError, match=rf"{fn.__name__}: A is a callable matvec.*"
                                              rf"aslinearoperator_like\(f, n\)"):
             fn(lambda x: x)
+
+
+def test_count_below_ignores_padding_wherever_it_lies():
+    # Rules cut short by a breakdown are padded with weight-0 nodes; hessgrad.distributed
+    # pads with node 0. Such a node next to the threshold must not tighten the bounds.
+    nodes = np.array([[-2.0, -1.0, 1.0, 2.0, 0.0, 0.0]])
+    weights = np.array([[0.25, 0.25, 0.25, 0.25, 0.0, 0.0]])
+    padded = SpectralDensity(nodes, weights, 4, 4).count_below(0.5, level=0.9)
+    plain = SpectralDensity(nodes[:, :4], weights[:, :4], 4, 4).count_below(0.5, level=0.9)
+    assert padded.estimate == plain.estimate == 2.0
+    assert padded.bias_bound == plain.bias_bound == 1.0   # nodes -1 and 1 are adjacent
