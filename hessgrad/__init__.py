@@ -12,7 +12,7 @@ from .engine.gradients import gradients
 from .engine.graph import Graph, get_default_graph, placeholder
 from .engine.registry import primitive, seal_builtins as _seal_builtins
 from .engine.tape import GradientTape
-from .engine.tensor import Tensor, Variable, is_tensor
+from .engine.tensor import ConcretizationError, Tensor, Variable, is_tensor
 from .ops.core import (constant, convert_to_tensor, identity, ones_like, stop_gradient,
                        zeros_like)
 from .ops.elementwise import (absolute as abs, add, cos, divide, equal, exp, expm1, greater,
