@@ -23,7 +23,7 @@ from .ops.shape import transpose
 from .transforms import NonScalarOutput, _argnums, _check_holomorphic, _check_like, \
     _check_output_dtype, _check_scalar, _fill, _group, _is_plain, _lift, _out, _present, \
     _split_aux, jacfwd, jacrev
-from .vmap import stacked_rows
+from .engine.batching import members_per_chunk, stacked_rows
 
 MODES = ("auto", "fwd-rev", "rev-rev", "rev-fwd")
 
@@ -381,10 +381,6 @@ class _Folded:
 SPARSE_HESSIAN = None
 STRUCTURE_CHECK = None
 
-# Columns of a dense Hessian are computed in batches whose largest intermediate array holds
-# about this many bytes: large enough for matrix-matrix products, small enough to stay in
-# reused heap memory (fresh multi-megabyte mappings cost page faults on every call).
-HESSIAN_BATCH_BYTES = 16 * 2**20
 
 
 def hessian(f, argnums=0, *, has_aux=False, holomorphic=False, sparse=False,
@@ -537,7 +533,7 @@ def _dense_hessian(f, argnums, detect_sparsity, has_aux=False, holomorphic=False
         # as in JAX, the row block H[i][.] has the dtype of gradient i, that of argument i
         dtypes = [np.result_type(np.asarray(args[i]).dtype, np.float32) for i in nums]
         batched, largest = batched_products(args, kwargs, single, shapes, dtypes, cap)
-        chunk = max(1, HESSIAN_BATCH_BYTES // (8 * max(largest, 1)))
+        chunk = members_per_chunk(largest)
         blocks = [[np.empty(si + sj, dtype=d) for sj in shapes] for si, d in zip(shapes, dtypes)]
         for j, n_j in enumerate(sizes):
             for start in range(0, n_j, chunk):

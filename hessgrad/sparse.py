@@ -23,7 +23,7 @@ from .second_order import hessian as _dense_hessian
 from .second_order import hvp as _hvp
 from .transforms import jvp as _jvp
 from .transforms import vjp as _vjp
-from .vmap import stacked_rows
+from .engine.batching import stacked_rows
 
 METHODS = ("trace", "probe")
 COLORINGS = ("star", "column")
@@ -228,7 +228,7 @@ class SparseHessian(_PlanCache):
     def dense_tensor(self, x):
         """:meth:`dense` for a tensor ``x`` with a known shape (symbolic in a trace, or
         watched by a tape), built from differentiable ops: the colored products as one
-        batch (:func:`hessgrad.vmap.map_rows`), their entries gathered and placed in the
+        batch (:func:`hessgrad.engine.batching.map_rows`), their entries gathered and placed in the
         dense Hessian. None where :meth:`dense` would be, and below ``TENSOR_MIN_SIZE``."""
         if x.size < TENSOR_MIN_SIZE:
             return None

@@ -17,7 +17,7 @@ from .engine.tape import GradientTape
 from .engine.tensor import Tensor, owned, shape_of
 from .ops.core import constant, convert_to_tensor, identity, reshape
 from .ops.shape import transpose
-from .vmap import stacked_rows
+from .engine.batching import stacked_rows
 
 
 def _argnums(argnums, nargs, fname):
@@ -413,7 +413,7 @@ def jacfwd(f, argnums=0, has_aux=False, holomorphic=False):
     """Jacobian by forward mode: shape ``out.shape + in.shape``, one JVP per input element,
     run as one batch (``f`` with its tangents traced once and replayed on all the basis
     vectors, as JAX's ``vmap`` of ``jvp``; one at a time for fewer than
-    ``hessgrad.vmap.VECTORIZE_MIN``, or when ``f`` cannot be traced or replayed).
+    ``hessgrad.engine.batching.VECTORIZE_MIN``, or when ``f`` cannot be traced or replayed).
 
     Structured outputs, ``has_aux`` and ``holomorphic`` as in :func:`jacrev`.
     """

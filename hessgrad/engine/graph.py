@@ -5,7 +5,7 @@ import numpy as np
 from .dispatch import READ, bind
 from .graph_text import graph_text
 from .node import Node
-from .registry import Primitive, get
+from .registry import CAST, Primitive
 from .state import THREAD, reraise_refused
 from .tensor import Tensor, Variable, owned, shapes_compatible
 
@@ -16,20 +16,6 @@ def _placeholder_forward():
 
 PLACEHOLDER = Primitive("placeholder", _placeholder_forward, nondiff=True)
 CONST = Primitive("const", lambda: None, nondiff=True)
-
-# Primitives a plan must run at every execution and never fold into its template: their
-# outputs are fresh buffers that later ops update in place (TensorArray storage), so one
-# folded buffer would be shared, and overwritten, by every run.
-UNFOLDABLE = set()
-
-# Primitives that write into some of their inputs in place (TensorArray buffers): name ->
-# ``written(params)``, the positions of those inputs. A plan never reads such an input again,
-# but a batch run once per member (run_members) must give each member its own copy.
-WRITES_IN_PLACE = {}
-
-# Primitives that hand their inputs on unchanged (control flow passes captures to its blocks,
-# custom_gradient its results): weak inputs stay weak there, the ops that use them promote.
-PASS_THROUGH = set()
 
 
 def _substitute(a, stack):
@@ -125,7 +111,7 @@ class Graph:
             args = tuple(_substitute(a, self._substitutions) for a in args)
         inputs = tuple(self._as_input(a, prim) for a in args)
         if avals is None and any(isinstance(a, Tensor) and a._weak for a in inputs) \
-                and prim.name not in PASS_THROUGH:
+                and not prim.pass_through:
             inputs, avals = self._promote_weak(prim, inputs, params)
         node = Node(prim, inputs, params, graph=self, name=self.unique_name(name or prim.name))
         if avals is None:
@@ -204,7 +190,7 @@ class Graph:
         if not THREAD.state.recorders and key in self._weak_casts:
             return self._weak_casts[key]
         with self.as_default():
-            out = bind(get("cast"), (a,), {"dtype": dtype})
+            out = bind(CAST.prim, (a,), {"dtype": dtype})
         if not THREAD.state.recorders:
             self._weak_casts[key] = out
         return out
@@ -346,7 +332,7 @@ def python_operator(apply, operands, arithmetic=True):
     scalars = all(map(is_weak, operands))
     if scalars and arithmetic and all(a.dtype.kind == "b" if isinstance(a, Tensor) else
                                       type(a) is bool for a in operands):
-        operands = tuple(bind(get("cast"), (a,), {"dtype": np.dtype(np.int64)})
+        operands = tuple(bind(CAST.prim, (a,), {"dtype": np.dtype(np.int64)})
                          if isinstance(a, Tensor) else int(a) for a in operands)
     out = apply(*operands)
     if scalars:
@@ -370,42 +356,13 @@ def placeholder(dtype, shape=None, name=None):
     return graph.placeholder(dtype, shape, name)
 
 
-def run_members(prim, forward, args, flags, params, active=None):
-    """``forward`` once per batch member: the list of their outputs. An input the op writes in
-    place (see WRITES_IN_PLACE) is copied for each member when it is shared -- unbatched, or a
-    read-only broadcast over the batch -- as every member would write into one buffer (each
-    result would be the last one's). ``active``: a boolean mask of the members that run (the
-    others, inactive in an enclosing batched loop or branch, get the first active member's
-    results, which the caller discards; written inputs are then always copied, so that
-    inactive members' rows are not written)."""
+def batched_step(prim, args, flags, params):
+    """One plan step on a batch of values (the primitive's batching rule, see
+    :mod:`.batching`): its result, or results."""
+    from .batching import on_values  # (batching builds on graphs)
     k = next(len(a) for a, f in zip(args, flags) if f)
-    written = WRITES_IN_PLACE.get(prim.name)
-    written = written(params) if written is not None else ()
-    members = range(k) if active is None or not active.any() else np.flatnonzero(active)
-    outs = {}
-    for j in members:
-        member = []
-        for i, (a, f) in enumerate(zip(args, flags)):
-            if f:
-                a = a[j]
-                if i in written and (active is not None or not a.flags.writeable):
-                    a = np.array(a)
-            elif i in written and isinstance(a, np.ndarray):
-                a = np.array(a)
-            member.append(a)
-        outs[j] = forward(*member, **params)
-    filler = outs[members[0]]
-    return [outs.get(j, filler) for j in range(k)]
-
-
-def _batch_by_loop(prim):
-    """The batching rule of last resort: run once per batch member and stack."""
-    def rule(forward, args, flags, **params):
-        outs = run_members(prim, forward, args, flags, params)
-        if prim.multiple_results:
-            return tuple(np.stack(parts) for parts in zip(*outs))
-        return np.stack(outs)
-    return rule
+    outs = on_values(prim, args, flags, params, k)
+    return outs if prim.multiple_results else outs[0]
 
 
 def _where(node):
@@ -541,7 +498,7 @@ class Plan:
                 arg_slots.append(s)
             out_slots = tuple(slot_of(id(o)) for o in node.outputs)
             if fold_constants and not dynamic.intersection(arg_slots) \
-                    and node.prim.name not in UNFOLDABLE:
+                    and not node.prim.effects:
                 values = _run_node(node, [self.template[s] for s in arg_slots])
                 for s, v in zip(out_slots, values if node.prim.multiple_results else (values,)):
                     self.template[s] = v
@@ -683,8 +640,7 @@ class Plan:
                     result = forward(*args, **params)
                     batched_out = False
                 else:
-                    rule = node.prim.batch_rule or _batch_by_loop(node.prim)
-                    result = rule(forward, args, flags, **params)
+                    result = batched_step(node.prim, args, flags, params)
                     batched_out = True
             except Exception as exc:
                 exc.add_note(_where(node) + " on a batch")

@@ -6,11 +6,14 @@ import math
 import numpy as np
 
 from ..engine.backprop import unbroadcast  # noqa: F401 - for the rules of the ops
-from ..engine.dispatch import note_constant
+from ..engine.batching import per_member
+from ..engine.dispatch import bind, note_constant
 from ..engine.graph import get_default_graph
+from ..engine.registry import (ADD_N, BROADCAST_TO, CAST, ONES_LIKE, RESHAPE, STACK, SUM_TO,
+                               TRANSPOSE, UNSTACK, ZEROS, ZEROS_LIKE, primitive)
 from ..engine.state import THREAD
-from ..engine.registry import primitive
 from ..engine.tensor import Tensor, shape_of
+from .batching import aligned, along_axis, batched_index, joined, static_shape
 
 
 # Gradient seeds and fills run once or more per gradient call: they use numpy's C entry
@@ -36,9 +39,10 @@ def _ones_like(x):
     return out
 
 
-zeros_like = primitive("zeros_like", _zeros_like, nondiff=True)
-ones_like = primitive("ones_like", _ones_like, nondiff=True)
-zeros = primitive("zeros", lambda shape, dtype=np.float64: np.zeros(shape, dtype), nondiff=True)
+zeros_like = primitive("zeros_like", _zeros_like, nondiff=True, batch=aligned, role=ZEROS_LIKE)
+ones_like = primitive("ones_like", _ones_like, nondiff=True, batch=aligned, role=ONES_LIKE)
+zeros = primitive("zeros", lambda shape, dtype=np.float64: np.zeros(shape, dtype), nondiff=True,
+                  role=ZEROS)
 ones = primitive("ones", lambda shape, dtype=np.float64: np.ones(shape, dtype), nondiff=True)
 fill = primitive("fill", lambda shape, value, dtype: np.full(shape, value, dtype), nondiff=True)
 
@@ -82,12 +86,31 @@ def _broadcast_to(x, shape):
     return out
 
 
+def _sum_to_batch(prim, args, flags, params, k):
+    """The batch axis moved last, where ``sum_to`` keeps it (it sums leading axes)."""
+    (x,) = args
+    nd = len(static_shape(x))
+    last = bind(TRANSPOSE.prim, (x,), {"axes": tuple(range(1, nd)) + (0,)})
+    summed = sum_to(last, shape=tuple(params["shape"]) + (k,))
+    n = len(params["shape"])
+    return bind(TRANSPOSE.prim, (summed,), {"axes": (n,) + tuple(range(n))})
+
+
+def _broadcast_to_batch(prim, args, flags, params, k):
+    shape = tuple(params["shape"])
+    (x,) = args
+    sx = static_shape(x)
+    if len(sx) - 1 < len(shape):
+        x = reshape(x, shape=sx[:1] + (1,) * (len(shape) - len(sx) + 1) + sx[1:])
+    return broadcast_to(x, shape=(k,) + shape)
+
+
 sum_to = primitive("sum_to", _sum_to,
                    vjp=[lambda g, ans, x, shape: broadcast_to(g, shape=shape_of(x))],
-                   linear=True)
+                   linear=True, batch=_sum_to_batch, role=SUM_TO)
 broadcast_to = primitive("broadcast_to", _broadcast_to,
                          vjp=[lambda g, ans, x, shape: sum_to(g, shape=shape_of(x))],
-                         linear=True)
+                         linear=True, batch=_broadcast_to_batch, role=BROADCAST_TO)
 
 
 def _add_n(*xs):
@@ -102,15 +125,23 @@ def _add_n(*xs):
 
 
 add_n = primitive("add_n", _add_n, vjp=lambda g, ans, *xs: [unbroadcast(g, x) for x in xs],
-                  linear=True)
+                  linear=True, batch=aligned, role=ADD_N)
+
 
 def _reshape(x, shape):
     # the method directly: numpy's function reaches it after half a microsecond of wrapping
     return x.reshape(shape) if type(x) is np.ndarray else np.reshape(x, shape)
 
 
+def _reshape_batch(prim, args, flags, params, k):
+    shape = params["shape"]
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    return reshape(args[0], shape=(k,) + shape)
+
+
 reshape = primitive("reshape", _reshape,
-                    vjp=[lambda g, ans, x, shape: reshape(g, shape=shape_of(x))], linear=True)
+                    vjp=[lambda g, ans, x, shape: reshape(g, shape=shape_of(x))], linear=True,
+                    batch=_reshape_batch, role=RESHAPE)
 
 
 def _stack_vjp(g, ans, *xs, axis=0):
@@ -119,7 +150,7 @@ def _stack_vjp(g, ans, *xs, axis=0):
 
 
 stack = primitive("stack", lambda *xs, axis=0: np.stack(xs, axis=axis), vjp=_stack_vjp,
-                  linear=True)
+                  linear=True, batch=joined, role=STACK)
 
 
 def _unstack(x, axis=0):
@@ -143,7 +174,8 @@ def _unstack_shape(x, axis=0):
 # of the parts' gradients, where ``x[j]`` by ``getitem`` would give one full-size
 # ``scatter_add`` per part (quadratic in the number of parts).
 unstack = primitive("unstack", _unstack, vjp=[_unstack_vjp], linear=True, none_grads_ok=True,
-                    multiple_results=True, shape_rule=_unstack_shape)
+                    multiple_results=True, shape_rule=_unstack_shape,
+                    batch=along_axis(default=0), role=UNSTACK)
 
 
 def _is_basic_index(index):
@@ -182,16 +214,30 @@ def _scatter_add(g, index, shape):
     return out
 
 
+def _getitem_batch(prim, args, flags, params, k):
+    index = batched_index(params["index"])
+    if index is None:  # separated advanced indices move their axes to the front
+        return per_member(prim, args, flags, params, k)
+    return bind(prim, tuple(args), dict(params, index=index))
+
+
+def _scatter_add_batch(prim, args, flags, params, k):
+    index = batched_index(params["index"])
+    if index is None:
+        return per_member(prim, args, flags, params, k)
+    return bind(prim, tuple(args), dict(params, index=index, shape=(k,) + tuple(params["shape"])))
+
+
 # ``getitem`` takes a normalized index (see ``ops.indexing.normalize_index``): ints, slices,
 # None, Ellipsis and integer numpy arrays (boolean masks are turned into integer arrays), so
 # that its VJP ``scatter_add`` accumulates repeated indices.
 getitem = primitive("getitem", _getitem,
                     vjp=[lambda g, ans, x, index: scatter_add(g, index=index,
                                                               shape=shape_of(x))],
-                    linear=True, shape_rule=_getitem_shape)
+                    linear=True, shape_rule=_getitem_shape, batch=_getitem_batch)
 scatter_add = primitive("scatter_add", _scatter_add,
                         vjp=[lambda g, ans, x, index, shape: getitem(g, index=index)],
-                        linear=True,
+                        linear=True, batch=_scatter_add_batch,
                         shape_rule=lambda g, index, shape: (tuple(shape), np.result_type(
                             g.dtype if isinstance(g, Tensor) else g)))
 
@@ -207,10 +253,10 @@ def _cast(x, dtype):
     return x.astype(dtype)
 
 
-cast = primitive("cast", _cast, vjp=[_cast_vjp], linear=True)
+cast = primitive("cast", _cast, vjp=[_cast_vjp], linear=True, batch=aligned, role=CAST)
 
 stop_gradient = primitive("stop_gradient", lambda x: x, vjp=[lambda g, ans, x: None],
-                          jvp=[lambda t, ans, x: None], none_grads_ok=True)
+                          jvp=[lambda t, ans, x: None], none_grads_ok=True, batch=aligned)
 stop_gradient.__doc__ = """The identity whose gradient is None: ``x`` is a constant for
 differentiation.
 
@@ -255,7 +301,8 @@ def convert_to_tensor(value, dtype=None):
     return constant(value, dtype=dtype)
 
 
-identity = primitive("identity", lambda x: x, vjp=[lambda g, ans, x: g], linear=True)
+identity = primitive("identity", lambda x: x, vjp=[lambda g, ans, x: g], linear=True,
+                     batch=aligned)
 
 
 def strong(x):

@@ -11,10 +11,11 @@ import math
 
 import numpy as np
 
-from ..engine.registry import primitive
 from ..engine.tensor import Tensor, dtype_of, shape_of
 from ..kernels import vecmath
+from ..engine.registry import ADD
 from .core import REAL_FLOATS, broadcast_to, cast, ones_like, zeros_like  # noqa: F401
+from .families import elementwise
 
 LN2, LN10, PI = math.log(2.0), math.log(10.0), math.pi
 
@@ -103,19 +104,19 @@ def _zero_jvp(t, ans, *args, **params):
 # one Python layer less per gradient op in eager mode.
 def _unary(name, forward, deriv):
     """A unary op whose derivative is ``deriv(ans, x)`` (a hessgrad expression)."""
-    return primitive(name, forward, vjp=[lambda g, a, x: multiply(g, deriv(a, x))],
+    return elementwise(name, forward, vjp=[lambda g, a, x: multiply(g, deriv(a, x))],
                      jvp=[lambda t, a, x: multiply(t, deriv(a, x))])
 
 
 def _unary_div(name, forward, denominator):
     """A unary op whose derivative is ``1 / denominator(ans, x)``."""
-    return primitive(name, forward, vjp=[lambda g, a, x: divide(g, denominator(a, x))],
+    return elementwise(name, forward, vjp=[lambda g, a, x: divide(g, denominator(a, x))],
                      jvp=[lambda t, a, x: divide(t, denominator(a, x))])
 
 
 def _piecewise_constant(name, forward, **flags):
     """Floor, round, sign, ...: derivative zero almost everywhere (exactly zero here)."""
-    return primitive(name, forward, vjp=[_zero_vjp], jvp=[_zero_jvp], **flags)
+    return elementwise(name, forward, vjp=[_zero_vjp], jvp=[_zero_jvp], **flags)
 
 
 def _binary_prim(name, forward, **kwargs):
@@ -123,7 +124,7 @@ def _binary_prim(name, forward, **kwargs):
     Its VJP rules may return gradients of the output's shape: the backprop core sums them
     back to each input's shape (``broadcasts``)."""
     forward = _checked(name, forward)
-    return primitive(name, forward, shape_rule=_broadcast_shape_rule(name, forward),
+    return elementwise(name, forward, shape_rule=_broadcast_shape_rule(name, forward),
                      broadcasts=True, **kwargs)
 
 
@@ -144,7 +145,7 @@ def _safe_divide(x, r):
 
 
 # --- arithmetic ---------------------------------------------------------------------------
-add = _binary_prim("add", np.add,
+add = _binary_prim("add", np.add, role=ADD,
                    vjp=[lambda g, a, x, y: g, lambda g, a, x, y: g],
                    linear=True)
 subtract = _binary_prim("subtract", np.subtract,
@@ -159,8 +160,8 @@ divide = _binary_prim("divide", np.true_divide,
                       jvp=[lambda t, a, x, y: t / y,
                            lambda t, a, x, y: -t * a / y])
 true_divide = divide
-negative = primitive("negative", np.negative, vjp=[lambda g, a, x: -g], linear=True)
-positive = primitive("positive", np.positive, vjp=[lambda g, a, x: g], linear=True)
+negative = elementwise("negative", np.negative, vjp=[lambda g, a, x: -g], linear=True)
+positive = elementwise("positive", np.positive, vjp=[lambda g, a, x: g], linear=True)
 
 
 def _pow_dx(x, y):
@@ -206,9 +207,9 @@ float_power = _binary_prim("float_power", np.float_power,
                                 lambda t, a, x, y: t * _pow_dy(x, a)])
 
 
-square = primitive("square", np.square, vjp=[lambda g, a, x: g * (2.0 * x)],
+square = elementwise("square", np.square, vjp=[lambda g, a, x: g * (2.0 * x)],
                    jvp=[lambda t, a, x: t * (2.0 * x)])
-reciprocal = primitive("reciprocal", np.reciprocal, vjp=[lambda g, a, x: -g * a * a],
+reciprocal = elementwise("reciprocal", np.reciprocal, vjp=[lambda g, a, x: -g * a * a],
                        jvp=[lambda t, a, x: -t * a * a])
 cbrt = _unary_div("cbrt", np.cbrt, lambda a, x: 3.0 * (a * a))
 
@@ -236,7 +237,7 @@ fmod = _binary_prim(
 ldexp = _binary_prim(
     "ldexp", np.ldexp,
     vjp=[lambda g, a, x, n: ldexp(g, n), None], jvp=[lambda t, a, x, n: ldexp(t, n), None])
-frexp_exponent = primitive("frexp_exponent", lambda x: np.frexp(x)[1], nondiff=True)
+frexp_exponent = elementwise("frexp_exponent", lambda x: np.frexp(x)[1], nondiff=True)
 frexp_exponent.__doc__ = """The integer exponent ``e`` of ``x = m * 2**e`` with ``0.5 <= |m| <
 1`` (numpy.frexp's second result, a constant); the mantissa is ``ldexp(x, -e)``."""
 
@@ -248,16 +249,16 @@ nextafter = _binary_prim(
     jvp=[lambda t, a, x, y: broadcast_to(t, shape=shape_of(a)), _zero_jvp])
 
 # --- exponentials and logarithms -----------------------------------------------------------
-exp = primitive("exp", np.exp, vjp=[lambda g, a, x: g * a], jvp=[lambda t, a, x: t * a])
+exp = elementwise("exp", np.exp, vjp=[lambda g, a, x: g * a], jvp=[lambda t, a, x: t * a])
 exp2 = _unary("exp2", np.exp2, lambda a, x: a * LN2)
-log = primitive("log", np.log, vjp=[lambda g, a, x: g / x], jvp=[lambda t, a, x: t / x])
+log = elementwise("log", np.log, vjp=[lambda g, a, x: g / x], jvp=[lambda t, a, x: t / x])
 log2 = _unary_div("log2", np.log2, lambda a, x: x * LN2)
 log10 = _unary_div("log10", np.log10, lambda a, x: x * LN10)
-log1p = primitive("log1p", np.log1p, vjp=[lambda g, a, x: g / (1.0 + x)],
+log1p = elementwise("log1p", np.log1p, vjp=[lambda g, a, x: g / (1.0 + x)],
                   jvp=[lambda t, a, x: t / (1.0 + x)])
-expm1 = primitive("expm1", np.expm1, vjp=[lambda g, a, x: g * (a + 1.0)],
+expm1 = elementwise("expm1", np.expm1, vjp=[lambda g, a, x: g * (a + 1.0)],
                   jvp=[lambda t, a, x: t * (a + 1.0)])
-sqrt = primitive("sqrt", np.sqrt, vjp=[lambda g, a, x: g * 0.5 / a],
+sqrt = elementwise("sqrt", np.sqrt, vjp=[lambda g, a, x: g * 0.5 / a],
                  jvp=[lambda t, a, x: t * 0.5 / a])
 
 
@@ -269,7 +270,7 @@ def _sigmoid(x):
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
 
-sigmoid = primitive("sigmoid", _sigmoid, vjp=[lambda g, a, x: g * (a * (1.0 - a))],
+sigmoid = elementwise("sigmoid", _sigmoid, vjp=[lambda g, a, x: g * (a * (1.0 - a))],
                     jvp=[lambda t, a, x: t * (a * (1.0 - a))])
 
 
@@ -308,9 +309,9 @@ def softplus(x):
 
 
 # --- trigonometric and hyperbolic ----------------------------------------------------------
-sin = primitive("sin", np.sin, vjp=[lambda g, a, x: g * cos(x)],
+sin = elementwise("sin", np.sin, vjp=[lambda g, a, x: g * cos(x)],
                 jvp=[lambda t, a, x: t * cos(x)])
-cos = primitive("cos", np.cos, vjp=[lambda g, a, x: -g * sin(x)],
+cos = elementwise("cos", np.cos, vjp=[lambda g, a, x: -g * sin(x)],
                 jvp=[lambda t, a, x: -t * sin(x)])
 tan = _unary("tan", np.tan, lambda a, x: 1.0 + a * a)
 # (1 - x)(1 + x) instead of 1 - x*x: no cancellation near |x| = 1.
@@ -319,7 +320,7 @@ arccos = _unary_div("arccos", np.arccos, lambda a, x: -sqrt((1.0 - x) * (1.0 + x
 arctan = _unary_div("arctan", np.arctan, lambda a, x: 1.0 + x * x)
 sinh = _unary("sinh", np.sinh, lambda a, x: cosh(x))
 cosh = _unary("cosh", np.cosh, lambda a, x: sinh(x))
-tanh = primitive("tanh", vecmath.tanh,  # numpy.tanh, vectorised for large float64 arrays
+tanh = elementwise("tanh", vecmath.tanh,  # numpy.tanh, vectorised for large float64 arrays
                  vjp=[lambda g, a, x: g * (1.0 - a * a)],
                  jvp=[lambda t, a, x: t * (1.0 - a * a)])
 # hypot(x, 1) = sqrt(1 + x*x) without x*x overflow (real x; hypot has no complex loop)
@@ -370,8 +371,8 @@ sinc = _unary("sinc", np.sinc, _sinc_deriv)
 
 
 # Scalings by numpy's own constants (in float32 numpy rounds 180/pi to float32 first).
-deg2rad = primitive("deg2rad", np.deg2rad, vjp=[lambda g, a, x: deg2rad(g)], linear=True)
-rad2deg = primitive("rad2deg", np.rad2deg, vjp=[lambda g, a, x: rad2deg(g)], linear=True)
+deg2rad = elementwise("deg2rad", np.deg2rad, vjp=[lambda g, a, x: deg2rad(g)], linear=True)
+rad2deg = elementwise("rad2deg", np.rad2deg, vjp=[lambda g, a, x: rad2deg(g)], linear=True)
 radians, degrees = deg2rad, rad2deg
 
 # --- sign, magnitude, piecewise ------------------------------------------------------------
@@ -387,7 +388,7 @@ def _abs_jvp(t, a, x):
     return t * sign(x)
 
 
-absolute = primitive("absolute", np.abs, vjp=[_abs_vjp], jvp=[_abs_jvp])
+absolute = elementwise("absolute", np.abs, vjp=[_abs_vjp], jvp=[_abs_jvp])
 fabs = _unary("fabs", np.fabs, lambda a, x: sign(x))
 sign = _piecewise_constant("sign", np.sign)
 copysign = _binary_prim(
@@ -470,7 +471,7 @@ def _clip_grad(k):
     return rule
 
 
-clip = primitive(
+clip = elementwise(
     "clip", _checked("clip", _clip_forward, ("a", "a_min", "a_max")),
     vjp=[_clip_grad(k) for k in range(3)], jvp=[_clip_grad(k) for k in range(3)], broadcasts=True,
     shape_rule=_broadcast_shape_rule("clip", _clip_forward, ("a", "a_min", "a_max")))
@@ -486,9 +487,9 @@ def _imag_vjp(g, a, x):
     return g * -1j if x.dtype.kind == "c" else zeros_like(x)
 
 
-real = primitive("real", np.real, vjp=[_real_vjp], linear=True)
-imag = primitive("imag", np.imag, vjp=[_imag_vjp], linear=True)
-conjugate = primitive("conjugate", np.conjugate, vjp=[lambda g, a, x: conjugate(g)],
+real = elementwise("real", np.real, vjp=[_real_vjp], linear=True)
+imag = elementwise("imag", np.imag, vjp=[_imag_vjp], linear=True)
+conjugate = elementwise("conjugate", np.conjugate, vjp=[lambda g, a, x: conjugate(g)],
                       linear=True)
 conj = conjugate
 
@@ -501,7 +502,7 @@ def _where_vjp_y(g, a, c, x, y):
     return where(c, 0.0, g)
 
 
-where = primitive(
+where = elementwise(
     "where", _checked("where", np.where, ("condition", "x", "y")),
     vjp=[None, _where_vjp_x, _where_vjp_y], linear=True, broadcasts=True,
     shape_rule=_broadcast_shape_rule("where", np.where, ("condition", "x", "y")))
@@ -520,12 +521,12 @@ equal = _nondiff_binary("equal", np.equal)
 not_equal = _nondiff_binary("not_equal", np.not_equal)
 logical_and = _nondiff_binary("logical_and", np.logical_and)
 logical_or = _nondiff_binary("logical_or", np.logical_or)
-logical_not = primitive("logical_not", np.logical_not, nondiff=True)
+logical_not = elementwise("logical_not", np.logical_not, nondiff=True)
 logical_xor = _nondiff_binary("logical_xor", np.logical_xor)
-isfinite = primitive("isfinite", np.isfinite, nondiff=True)
-isnan = primitive("isnan", np.isnan, nondiff=True)
-isinf = primitive("isinf", np.isinf, nondiff=True)
-signbit = primitive("signbit", np.signbit, nondiff=True)
+isfinite = elementwise("isfinite", np.isfinite, nondiff=True)
+isnan = elementwise("isnan", np.isnan, nondiff=True)
+isinf = elementwise("isinf", np.isinf, nondiff=True)
+signbit = elementwise("signbit", np.signbit, nondiff=True)
 
 
 def is_float(x):

@@ -9,6 +9,7 @@ from ..engine.registry import primitive
 from ..engine.tensor import dtype_of, shape_of
 from .core import REAL_FLOATS, broadcast_to, cast, getitem, ones_like, reshape
 from .elementwise import conjugate, equal, exp, logical_not, not_equal, real, sqrt, where
+from .families import along_axis, reduction
 from .shape import concatenate, transpose
 
 
@@ -50,7 +51,7 @@ def _count(x, axis):
 
 
 # np.add.reduce is np.sum without its Python-level wrapper (a microsecond per call)
-sum = primitive(  # noqa: A001 - numpy's name
+sum = reduction(  # noqa: A001 - numpy's name
     "sum", lambda x, axis=None, keepdims=False: np.add.reduce(x, axis=axis, keepdims=keepdims),
     vjp=[lambda g, ans, x, axis=None, keepdims=False: expand_to(g, x, axis, keepdims)],
     linear=True)
@@ -64,7 +65,7 @@ def _mean(x, axis=None, keepdims=False):
     return np.mean(x, axis=axis, keepdims=keepdims)  # others, and empty slices' warning
 
 
-mean = primitive(
+mean = reduction(
     "mean", _mean,
     # divided before it is broadcast: one division per reduced element, not per input
     vjp=[lambda g, ans, x, axis=None, keepdims=False:
@@ -79,7 +80,7 @@ def _extremum_mask(ans, x, axis, keepdims):
 
 
 def _extremum(name, forward):
-    return primitive(
+    return reduction(
         name, lambda x, axis=None, keepdims=False: forward(x, axis=axis, keepdims=keepdims),
         vjp=[lambda g, ans, x, axis=None, keepdims=False:
              expand_to(g, x, axis, keepdims) * _extremum_mask(ans, x, axis, keepdims)],
@@ -105,7 +106,7 @@ def _softmax_of(ans, x, axis, keepdims):
     return exp(x - _keep(ans, x, axis, keepdims))
 
 
-logsumexp = primitive(
+logsumexp = reduction(
     "logsumexp", _logsumexp,
     vjp=[lambda g, ans, x, axis=None, keepdims=False:
          expand_to(g, x, axis, keepdims) * _softmax_of(ans, x, axis, keepdims)],
@@ -173,7 +174,7 @@ linear_recurrence = primitive(
 linear_recurrence.__doc__ = """First-order linear recurrence ``h[j] = b[j] + a[j] * h[j-1]``
 along ``axis`` (``h[j+1]`` when ``reverse``); ``a`` and ``b`` have the same shape."""
 
-cumsum = primitive(
+cumsum = along_axis(
     "cumsum", lambda x, axis: np.cumsum(x, axis=axis),
     vjp=[lambda g, ans, x, axis: _flip(cumsum(_flip(g, axis), axis=axis), axis)],
     linear=True)
@@ -186,7 +187,7 @@ def _cumprod_vjp(g, ans, x, axis):
     return _shift(ans, axis, 1, 1) * suffix
 
 
-cumprod = primitive(
+cumprod = along_axis(
     "cumprod", lambda x, axis: np.cumprod(x, axis=axis),
     vjp=[_cumprod_vjp],
     jvp=[lambda t, ans, x, axis: linear_recurrence(x, t * _shift(ans, axis, 1, 1), axis=axis)])
@@ -213,7 +214,7 @@ def exclusive_prod(x, axis):
     return transpose(out, axes=tuple(np.argsort(order)))
 
 
-prod = primitive(
+prod = reduction(
     "prod", lambda x, axis=None, keepdims=False: np.prod(x, axis=axis, keepdims=keepdims),
     vjp=[lambda g, ans, x, axis=None, keepdims=False:
          expand_to(g, x, axis, keepdims) * exclusive_prod(x, axis)],
@@ -221,23 +222,23 @@ prod = primitive(
          sum(t * exclusive_prod(x, axis), axis=axis, keepdims=keepdims)])
 
 # --- logic and indices: constants for differentiation -------------------------------------
-all = primitive(  # noqa: A001 - numpy's name
+all = reduction(  # noqa: A001 - numpy's name
     "all", lambda x, axis=None, keepdims=False: np.all(x, axis=axis, keepdims=keepdims),
     nondiff=True)
-any = primitive(  # noqa: A001 - numpy's name
+any = reduction(  # noqa: A001 - numpy's name
     "any", lambda x, axis=None, keepdims=False: np.any(x, axis=axis, keepdims=keepdims),
     nondiff=True)
-count_nonzero = primitive(
+count_nonzero = reduction(
     "count_nonzero",
     lambda x, axis=None, keepdims=False: np.asarray(
         np.count_nonzero(x, axis=axis, keepdims=keepdims)),
     nondiff=True)
-argmax = primitive(
+argmax = along_axis(
     "argmax", lambda x, axis=None, keepdims=False: np.argmax(x, axis=axis, keepdims=keepdims),
-    nondiff=True)
-argmin = primitive(
+    nondiff=True, axis_default=None)
+argmin = along_axis(
     "argmin", lambda x, axis=None, keepdims=False: np.argmin(x, axis=axis, keepdims=keepdims),
-    nondiff=True)
+    nondiff=True, axis_default=None)
 
 
 # --- statistics composed of primitives ---------------------------------------------------

@@ -12,9 +12,10 @@ import operator
 
 import numpy as np
 
-from ..engine.registry import primitive
+from ..engine.registry import CONCATENATE, TRANSPOSE, primitive
 from ..engine.tensor import Tensor, dtype_of, shape_of
 from . import elementwise as ew
+from .batching import joined, static_shape
 from .core import broadcast_to as _broadcast_to, cast, getitem, reshape as _reshape, \
     scatter_add, stack as _stack, strong
 
@@ -28,8 +29,16 @@ def _transpose_vjp(g, ans, x, axes=None):
     return transpose(g, axes=inverse)
 
 
+def _transpose_batch(prim, args, flags, params, k):
+    (x,) = args
+    nd = len(static_shape(x)) - 1
+    axes = params.get("axes")
+    core = reversed(range(nd)) if axes is None else (a % nd for a in axes)
+    return transpose(x, axes=(0,) + tuple(a + 1 for a in core))
+
+
 transpose = primitive("transpose", lambda x, axes=None: np.transpose(x, axes),
-                      vjp=[_transpose_vjp], linear=True)
+                      vjp=[_transpose_vjp], linear=True, batch=_transpose_batch, role=TRANSPOSE)
 
 
 def _concatenate_vjp(g, ans, *xs, axis=0):
@@ -45,7 +54,7 @@ def _concatenate_vjp(g, ans, *xs, axis=0):
 
 
 concatenate = primitive("concatenate", lambda *xs, axis=0: np.concatenate(xs, axis=axis),
-                        vjp=_concatenate_vjp, linear=True)
+                        vjp=_concatenate_vjp, linear=True, batch=joined, role=CONCATENATE)
 
 
 

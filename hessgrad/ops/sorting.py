@@ -11,6 +11,7 @@ from ..engine.registry import primitive
 from ..engine.tensor import dtype_of, shape_of
 from .core import getitem, reshape
 from .elementwise import not_equal, where
+from .families import along_axis
 from .reduction import kept_shape, mean, _axes
 from .shape import transpose
 
@@ -24,8 +25,8 @@ def _inverse_permutation(perm, axis):
     return inv
 
 
-argsort = primitive("argsort", lambda x, axis=-1, kind=None, stable=None:
-                    np.argsort(x, axis=axis, kind=kind, stable=stable), nondiff=True)
+argsort = along_axis("argsort", lambda x, axis=-1, kind=None, stable=None:
+                     np.argsort(x, axis=axis, kind=kind, stable=stable), nondiff=True)
 inverse_permutation = primitive("inverse_permutation", _inverse_permutation, nondiff=True)
 lexsort = primitive("lexsort", lambda keys, axis=-1: np.lexsort(keys, axis=axis), nondiff=True)
 lexsort.__doc__ = """Indices sorting by the last key of ``keys`` (stacked along the first axis),
@@ -77,7 +78,7 @@ def _sort_perm(x, axis):
     return argsort(x, axis=axis, kind="stable")
 
 
-sort = primitive(
+sort = along_axis(
     "sort", lambda x, axis=-1, kind=None, stable=None:
     np.sort(x, axis=axis, kind=kind, stable=stable),
     vjp=[lambda g, ans, x, axis=-1, kind=None, stable=None: permute_along_axis(

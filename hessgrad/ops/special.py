@@ -7,7 +7,7 @@ every order of derivative is exact.
 import numpy as np
 import scipy.special
 
-from ..engine.registry import primitive
+from .families import elementwise
 from .elementwise import divide, equal, where
 
 
@@ -25,10 +25,10 @@ def _i1_forward(x):
     return scipy.special.i1(x).astype(np.result_type(x.dtype, np.float16), copy=False)
 
 
-i0 = primitive("i0", _i0_forward, vjp=[lambda g, a, x: g * i1(x)],
+i0 = elementwise("i0", _i0_forward, vjp=[lambda g, a, x: g * i1(x)],
                jvp=[lambda t, a, x: t * i1(x)])
 i0.__doc__ = """Modified Bessel function of the first kind, order 0 (numpy.i0's values)."""
-i1 = primitive("i1", _i1_forward, vjp=[lambda g, a, x: g * _i1_derivative(x)],
+i1 = elementwise("i1", _i1_forward, vjp=[lambda g, a, x: g * _i1_derivative(x)],
                jvp=[lambda t, a, x: t * _i1_derivative(x)])
 i1.__doc__ = """Modified Bessel function of the first kind, order 1 (scipy.special.i1)."""
 
