@@ -112,6 +112,9 @@ class Primitive:
             the result (plan runs, compiled programs): faster than ``batch``, or the only one
             (control flow's); with no ``batch``, a function holding the op is vmapped per
             member.
+        sparsity: the sparsity rule, ``rule(step)``: the dependency pattern of the op's output
+            and the second-order interactions it adds (see :mod:`hessgrad.ops.patterns`).
+            None: the conservative rule (everything depends on everything).
         effects: the op makes or reads a buffer that ops update in place (a TensorArray's
             storage): a plan runs it at every execution, the compiler never folds, merges or
             drops it.
@@ -124,13 +127,13 @@ class Primitive:
 
     __slots__ = ("name", "forward", "eager_forward", "vjps", "jvps", "joint_vjp", "joint_jvp",
                  "linear", "shape_rule", "none_grads_ok", "nondiff", "multiple_results",
-                 "batch", "batch_values", "array_rules", "builtin", "closures", "broadcasts",
-                 "fast_vjps", "effects", "writes", "pass_through")
+                 "batch", "batch_values", "sparsity", "array_rules", "builtin", "closures",
+                 "broadcasts", "fast_vjps", "effects", "writes", "pass_through")
 
     def __init__(self, name, forward, vjp=None, jvp=None, *, linear=False, shape_rule=None,
                  none_grads_ok=False, nondiff=False, multiple_results=False, closures=False,
-                 broadcasts=False, batch=None, batch_values=None, effects=False, writes=None,
-                 pass_through=False, role=None, array_rules=None):
+                 broadcasts=False, batch=None, batch_values=None, sparsity=None, effects=False,
+                 writes=None, pass_through=False, role=None, array_rules=None):
         if name in PRIMITIVES:
             raise ValueError(f"primitive {name!r} is registered twice")
         self.name = name
@@ -149,6 +152,7 @@ class Primitive:
         self.multiple_results = multiple_results
         self.batch = batch
         self.batch_values = batch_values
+        self.sparsity = sparsity
         self.builtin = not _SEALED
         # a user's rules always see Tensors; hessgrad's also take numpy values
         self.array_rules = self.builtin if array_rules is None else array_rules

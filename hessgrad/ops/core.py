@@ -4,6 +4,7 @@ broadcast_to, reshape, stack, one-hot seeds, cast, stop_gradient."""
 import math
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..engine.backprop import unbroadcast  # noqa: F401 - for the rules of the ops
 from ..engine.batching import per_member
@@ -14,6 +15,7 @@ from ..engine.registry import (ADD_N, BROADCAST_TO, CAST, ONES_LIKE, RESHAPE, ST
 from ..engine.state import THREAD
 from ..engine.tensor import Tensor, shape_of
 from .batching import aligned, along_axis, batched_index, joined, static_shape
+from .patterns import MOVES, binary, cut, piecewise_linear, same, scatter_matrix, size
 
 
 # Gradient seeds and fills run once or more per gradient call: they use numpy's C entry
@@ -105,12 +107,24 @@ def _broadcast_to_batch(prim, args, flags, params, k):
     return broadcast_to(x, shape=(k,) + shape)
 
 
+def _sum_to_pattern(step):
+    """Each output element depends on the elements summed into it."""
+    shape, target = step.in_shapes[0], tuple(step.params["shape"])
+    kept = (1,) * (len(shape) - len(target)) + target
+    ids = np.broadcast_to(np.arange(size(target)).reshape(kept), shape).ravel()
+    count = size(shape)
+    r = sp.csr_matrix((np.ones(count, np.float32), (ids, np.arange(count))),
+                      shape=(size(target), count))
+    return binary(r @ step.deps[0])
+
+
 sum_to = primitive("sum_to", _sum_to,
                    vjp=[lambda g, ans, x, shape: broadcast_to(g, shape=shape_of(x))],
-                   linear=True, batch=_sum_to_batch, role=SUM_TO)
+                   linear=True, batch=_sum_to_batch, sparsity=_sum_to_pattern, role=SUM_TO)
 broadcast_to = primitive("broadcast_to", _broadcast_to,
                          vjp=[lambda g, ans, x, shape: sum_to(g, shape=shape_of(x))],
-                         linear=True, batch=_broadcast_to_batch, role=BROADCAST_TO)
+                         linear=True, batch=_broadcast_to_batch, sparsity=MOVES,
+                         role=BROADCAST_TO)
 
 
 def _add_n(*xs):
@@ -125,7 +139,7 @@ def _add_n(*xs):
 
 
 add_n = primitive("add_n", _add_n, vjp=lambda g, ans, *xs: [unbroadcast(g, x) for x in xs],
-                  linear=True, batch=aligned, role=ADD_N)
+                  linear=True, batch=aligned, sparsity=piecewise_linear, role=ADD_N)
 
 
 def _reshape(x, shape):
@@ -141,7 +155,7 @@ def _reshape_batch(prim, args, flags, params, k):
 
 reshape = primitive("reshape", _reshape,
                     vjp=[lambda g, ans, x, shape: reshape(g, shape=shape_of(x))], linear=True,
-                    batch=_reshape_batch, role=RESHAPE)
+                    batch=_reshape_batch, sparsity=MOVES, role=RESHAPE)
 
 
 def _stack_vjp(g, ans, *xs, axis=0):
@@ -150,7 +164,7 @@ def _stack_vjp(g, ans, *xs, axis=0):
 
 
 stack = primitive("stack", lambda *xs, axis=0: np.stack(xs, axis=axis), vjp=_stack_vjp,
-                  linear=True, batch=joined, role=STACK)
+                  linear=True, batch=joined, sparsity=MOVES, role=STACK)
 
 
 def _unstack(x, axis=0):
@@ -175,7 +189,7 @@ def _unstack_shape(x, axis=0):
 # ``scatter_add`` per part (quadratic in the number of parts).
 unstack = primitive("unstack", _unstack, vjp=[_unstack_vjp], linear=True, none_grads_ok=True,
                     multiple_results=True, shape_rule=_unstack_shape,
-                    batch=along_axis(default=0), role=UNSTACK)
+                    batch=along_axis(default=0), sparsity=MOVES, role=UNSTACK)
 
 
 def _is_basic_index(index):
@@ -234,10 +248,18 @@ def _scatter_add_batch(prim, args, flags, params, k):
 getitem = primitive("getitem", _getitem,
                     vjp=[lambda g, ans, x, index: scatter_add(g, index=index,
                                                               shape=shape_of(x))],
-                    linear=True, shape_rule=_getitem_shape, batch=_getitem_batch)
+                    linear=True, shape_rule=_getitem_shape, batch=_getitem_batch,
+                    sparsity=MOVES)
+
+
+def _scatter_add_pattern(step):
+    m = scatter_matrix(step.in_shapes[0], step.params["index"], step.params["shape"])
+    return binary(m @ step.deps[0])
+
+
 scatter_add = primitive("scatter_add", _scatter_add,
                         vjp=[lambda g, ans, x, index, shape: getitem(g, index=index)],
-                        linear=True, batch=_scatter_add_batch,
+                        linear=True, batch=_scatter_add_batch, sparsity=_scatter_add_pattern,
                         shape_rule=lambda g, index, shape: (tuple(shape), np.result_type(
                             g.dtype if isinstance(g, Tensor) else g)))
 
@@ -253,10 +275,17 @@ def _cast(x, dtype):
     return x.astype(dtype)
 
 
-cast = primitive("cast", _cast, vjp=[_cast_vjp], linear=True, batch=aligned, role=CAST)
+def _cast_pattern(step):
+    """A cast to an integer or boolean dtype is a constant for differentiation."""
+    return step.deps[0] if np.dtype(step.node.outputs[0].dtype).kind in "fc" else None
+
+
+cast = primitive("cast", _cast, vjp=[_cast_vjp], linear=True, batch=aligned,
+                 sparsity=_cast_pattern, role=CAST)
 
 stop_gradient = primitive("stop_gradient", lambda x: x, vjp=[lambda g, ans, x: None],
-                          jvp=[lambda t, ans, x: None], none_grads_ok=True, batch=aligned)
+                          jvp=[lambda t, ans, x: None], none_grads_ok=True, batch=aligned,
+                          sparsity=cut)
 stop_gradient.__doc__ = """The identity whose gradient is None: ``x`` is a constant for
 differentiation.
 
@@ -302,7 +331,7 @@ def convert_to_tensor(value, dtype=None):
 
 
 identity = primitive("identity", lambda x: x, vjp=[lambda g, ans, x: g], linear=True,
-                     batch=aligned)
+                     batch=aligned, sparsity=same)
 
 
 def strong(x):

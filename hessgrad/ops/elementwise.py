@@ -16,6 +16,8 @@ from ..kernels import vecmath
 from ..engine.registry import ADD
 from .core import REAL_FLOATS, broadcast_to, cast, ones_like, zeros_like  # noqa: F401
 from .families import elementwise
+from .patterns import (UNKNOWN, binary, cut, elementwise_nonlinear, gram, moves, only,
+                       piecewise_linear, same, select, union)
 
 LN2, LN10, PI = math.log(2.0), math.log(10.0), math.pi
 
@@ -102,21 +104,21 @@ def _zero_jvp(t, ans, *args, **params):
 
 # Rules call the ops (``multiply(g, d)``) rather than operators (``g * d``): the same ops,
 # one Python layer less per gradient op in eager mode.
-def _unary(name, forward, deriv):
+def _unary(name, forward, deriv, **flags):
     """A unary op whose derivative is ``deriv(ans, x)`` (a hessgrad expression)."""
     return elementwise(name, forward, vjp=[lambda g, a, x: multiply(g, deriv(a, x))],
-                     jvp=[lambda t, a, x: multiply(t, deriv(a, x))])
+                       jvp=[lambda t, a, x: multiply(t, deriv(a, x))], **flags)
 
 
 def _unary_div(name, forward, denominator):
     """A unary op whose derivative is ``1 / denominator(ans, x)``."""
     return elementwise(name, forward, vjp=[lambda g, a, x: divide(g, denominator(a, x))],
-                     jvp=[lambda t, a, x: divide(t, denominator(a, x))])
+                       jvp=[lambda t, a, x: divide(t, denominator(a, x))])
 
 
 def _piecewise_constant(name, forward, **flags):
     """Floor, round, sign, ...: derivative zero almost everywhere (exactly zero here)."""
-    return elementwise(name, forward, vjp=[_zero_vjp], jvp=[_zero_jvp], **flags)
+    return elementwise(name, forward, vjp=[_zero_vjp], jvp=[_zero_jvp], sparsity=cut, **flags)
 
 
 def _binary_prim(name, forward, **kwargs):
@@ -145,6 +147,39 @@ def _safe_divide(x, r):
 
 
 # --- arithmetic ---------------------------------------------------------------------------
+def _product_pattern(step):
+    """x * y: each operand's dependencies meet the other's."""
+    a, b = step.broadcast(0), step.broadcast(1)
+    if a is not None and b is not None:
+        step.add_hessian(gram(a, b))
+    return union([a, b])
+
+
+def _quotient_pattern(step):
+    """x / y: linear in x; y interacts with itself and with x."""
+    a, b = step.broadcast(0), step.broadcast(1)
+    if b is None:
+        return a
+    if a is not None:
+        step.add_hessian(gram(a, b))
+    step.add_hessian(gram(b))
+    return union([a, b])
+
+
+def _power_pattern(step):
+    """x ** p for a constant p is linear where p == 1 and constant where p == 0."""
+    base, p = step.broadcast(0), step.values[1]
+    if step.deps[1] is not None or p is UNKNOWN or base is None:
+        return elementwise_nonlinear(step)
+    p = np.broadcast_to(np.asarray(p), step.out_shape).ravel()
+    if np.all(p == 1):
+        return base
+    keep = select(np.where(p == 0, -1, np.arange(len(p))), len(p))
+    curved = select(np.where((p == 0) | (p == 1), -1, np.arange(len(p))), len(p))
+    step.add_hessian(gram(binary(curved @ base)))
+    return binary(keep @ base)
+
+
 add = _binary_prim("add", np.add, role=ADD,
                    vjp=[lambda g, a, x, y: g, lambda g, a, x, y: g],
                    linear=True)
@@ -154,11 +189,13 @@ subtract = _binary_prim("subtract", np.subtract,
 multiply = _binary_prim("multiply", np.multiply,
                         vjp=[lambda g, a, x, y: g * y, lambda g, a, x, y: g * x],
                         jvp=[lambda t, a, x, y: t * y,
-                             lambda t, a, x, y: t * x])
+                             lambda t, a, x, y: t * x],
+                        sparsity=_product_pattern)
 divide = _binary_prim("divide", np.true_divide,
                       vjp=[lambda g, a, x, y: g / y, lambda g, a, x, y: -g * a / y],
                       jvp=[lambda t, a, x, y: t / y,
-                           lambda t, a, x, y: -t * a / y])
+                           lambda t, a, x, y: -t * a / y],
+                      sparsity=_quotient_pattern)
 true_divide = divide
 negative = elementwise("negative", np.negative, vjp=[lambda g, a, x: -g], linear=True)
 positive = elementwise("positive", np.positive, vjp=[lambda g, a, x: g], linear=True)
@@ -196,7 +233,8 @@ power = _binary_prim("power", np.power,
                      vjp=[lambda g, a, x, y: g * _pow_dx(x, y),
                           lambda g, a, x, y: g * _pow_dy(x, a)],
                      jvp=[lambda t, a, x, y: t * _pow_dx(x, y),
-                          lambda t, a, x, y: t * _pow_dy(x, a)])
+                          lambda t, a, x, y: t * _pow_dy(x, a)],
+                     sparsity=_power_pattern)
 
 
 # float_power: numpy's own loop (always float64 or complex128); power's rules apply as is.
@@ -204,7 +242,8 @@ float_power = _binary_prim("float_power", np.float_power,
                            vjp=[lambda g, a, x, y: g * _pow_dx(x, y),
                                 lambda g, a, x, y: g * _pow_dy(x, a)],
                            jvp=[lambda t, a, x, y: t * _pow_dx(x, y),
-                                lambda t, a, x, y: t * _pow_dy(x, a)])
+                                lambda t, a, x, y: t * _pow_dy(x, a)],
+                           sparsity=_power_pattern)
 
 
 square = elementwise("square", np.square, vjp=[lambda g, a, x: g * (2.0 * x)],
@@ -215,11 +254,13 @@ cbrt = _unary_div("cbrt", np.cbrt, lambda a, x: 3.0 * (a * a))
 
 # floor_divide is piecewise constant; remainder/fmod are x - y * n with n piecewise constant.
 floor_divide = _binary_prim("floor_divide", np.floor_divide,
-                            vjp=[_zero_vjp, _zero_vjp_second], jvp=[_zero_jvp, _zero_jvp])
+                            vjp=[_zero_vjp, _zero_vjp_second], jvp=[_zero_jvp, _zero_jvp],
+                            sparsity=cut)
 remainder = _binary_prim(
     "remainder", np.remainder,
     vjp=[lambda g, a, x, y: g, lambda g, a, x, y: -g * floor_divide(x, y)],
-    jvp=[lambda t, a, x, y: t, lambda t, a, x, y: -t * floor_divide(x, y)])
+    jvp=[lambda t, a, x, y: t, lambda t, a, x, y: -t * floor_divide(x, y)],
+    sparsity=piecewise_linear)
 mod = remainder
 
 
@@ -231,12 +272,14 @@ def _fmod_quotient(a, x, y):
 fmod = _binary_prim(
     "fmod", np.fmod,
     vjp=[lambda g, a, x, y: g, lambda g, a, x, y: -g * _fmod_quotient(a, x, y)],
-    jvp=[lambda t, a, x, y: t, lambda t, a, x, y: -t * _fmod_quotient(a, x, y)])
+    jvp=[lambda t, a, x, y: t, lambda t, a, x, y: -t * _fmod_quotient(a, x, y)],
+    sparsity=piecewise_linear)
 
 # ldexp(x, n) = x * 2**n, exact (no overflowing 2**n is formed): linear in x; n is an integer.
 ldexp = _binary_prim(
     "ldexp", np.ldexp,
-    vjp=[lambda g, a, x, n: ldexp(g, n), None], jvp=[lambda t, a, x, n: ldexp(t, n), None])
+    vjp=[lambda g, a, x, n: ldexp(g, n), None], jvp=[lambda t, a, x, n: ldexp(t, n), None],
+    sparsity=only(0))
 frexp_exponent = elementwise("frexp_exponent", lambda x: np.frexp(x)[1], nondiff=True)
 frexp_exponent.__doc__ = """The integer exponent ``e`` of ``x = m * 2**e`` with ``0.5 <= |m| <
 1`` (numpy.frexp's second result, a constant); the mantissa is ``ldexp(x, -e)``."""
@@ -246,7 +289,7 @@ frexp_exponent.__doc__ = """The integer exponent ``e`` of ``x = m * 2**e`` with 
 spacing = _piecewise_constant("spacing", np.spacing)
 nextafter = _binary_prim(
     "nextafter", np.nextafter, vjp=[lambda g, a, x, y: g, _zero_vjp_second],
-    jvp=[lambda t, a, x, y: broadcast_to(t, shape=shape_of(a)), _zero_jvp])
+    jvp=[lambda t, a, x, y: broadcast_to(t, shape=shape_of(a)), _zero_jvp], sparsity=only(0))
 
 # --- exponentials and logarithms -----------------------------------------------------------
 exp = elementwise("exp", np.exp, vjp=[lambda g, a, x: g * a], jvp=[lambda t, a, x: t * a])
@@ -388,18 +431,25 @@ def _abs_jvp(t, a, x):
     return t * sign(x)
 
 
-absolute = elementwise("absolute", np.abs, vjp=[_abs_vjp], jvp=[_abs_jvp])
-fabs = _unary("fabs", np.fabs, lambda a, x: sign(x))
+def _abs_pattern(step):
+    """|x| is piecewise linear for real x, but curved for complex x (the modulus)."""
+    if np.dtype(step.node.inputs[0].dtype).kind == "c":
+        return elementwise_nonlinear(step)
+    return same(step)
+
+
+absolute = elementwise("absolute", np.abs, vjp=[_abs_vjp], jvp=[_abs_jvp], sparsity=_abs_pattern)
+fabs = _unary("fabs", np.fabs, lambda a, x: sign(x), sparsity=same)
 sign = _piecewise_constant("sign", np.sign)
 copysign = _binary_prim(
     "copysign", np.copysign,
     vjp=[lambda g, a, x, y: g * (sign(x) * copysign(1.0, y)), _zero_vjp_second],
-    jvp=[lambda t, a, x, y: t * (sign(x) * copysign(1.0, y)), _zero_jvp])
+    jvp=[lambda t, a, x, y: t * (sign(x) * copysign(1.0, y)), _zero_jvp], sparsity=only(0))
 # heaviside(x1, x2) is 0 / x2 / 1 for x1 < 0 / == 0 / > 0: flat in x1, x2 passes at x1 == 0.
 heaviside = _binary_prim(
     "heaviside", np.heaviside,
     vjp=[_zero_vjp, lambda g, a, x, y: where(equal(x, 0.0), g, 0.0)],
-    jvp=[_zero_jvp, lambda t, a, x, y: where(equal(x, 0.0), t, 0.0)])
+    jvp=[_zero_jvp, lambda t, a, x, y: where(equal(x, 0.0), t, 0.0)], sparsity=only(1))
 
 floor = _piecewise_constant("floor", np.floor)
 ceil = _piecewise_constant("ceil", np.ceil)
@@ -435,7 +485,8 @@ def _extremum_prim(name, forward, weighted):
                         vjp=[lambda g, a, x, y: weighted(g, x, y),
                              lambda g, a, x, y: weighted(g, y, x)],
                         jvp=[lambda t, a, x, y: weighted(t, x, y),
-                             lambda t, a, x, y: weighted(t, y, x)])
+                             lambda t, a, x, y: weighted(t, y, x)],
+                        sparsity=piecewise_linear)
 
 
 maximum = _extremum_prim("maximum", np.maximum, _max_weighted)
@@ -474,6 +525,7 @@ def _clip_grad(k):
 clip = elementwise(
     "clip", _checked("clip", _clip_forward, ("a", "a_min", "a_max")),
     vjp=[_clip_grad(k) for k in range(3)], jvp=[_clip_grad(k) for k in range(3)], broadcasts=True,
+    sparsity=piecewise_linear,
     shape_rule=_broadcast_shape_rule("clip", _clip_forward, ("a", "a_min", "a_max")))
 
 
@@ -502,9 +554,19 @@ def _where_vjp_y(g, a, c, x, y):
     return where(c, 0.0, g)
 
 
+_select_pattern = moves(index=lambda k: k == 0)
+
+
+def _where_pattern(step):
+    """A known condition moves elements; one computed from the data picks either branch."""
+    if step.values[0] is UNKNOWN:
+        return union([step.broadcast(1), step.broadcast(2)])
+    return _select_pattern(step)
+
+
 where = elementwise(
     "where", _checked("where", np.where, ("condition", "x", "y")),
-    vjp=[None, _where_vjp_x, _where_vjp_y], linear=True, broadcasts=True,
+    vjp=[None, _where_vjp_x, _where_vjp_y], linear=True, broadcasts=True, sparsity=_where_pattern,
     shape_rule=_broadcast_shape_rule("where", np.where, ("condition", "x", "y")))
 
 

@@ -1,8 +1,9 @@
 """The op families: constructors that declare a primitive with what its family implies.
 
 Each takes :func:`hessgrad.engine.registry.primitive`'s arguments (name, forward, rules, flags)
-and fills in the family's rules where the op gives none: how it batches (see
-:mod:`.batching`). An op whose rules differ from its family's passes its own.
+and fills in the family's rules where the op gives none: how it batches (:mod:`.batching`) and
+its sparsity pattern (:mod:`.patterns`), chosen by what the op declares (``linear``). An op
+whose rules differ from its family's passes its own.
 
 * :func:`elementwise`: applied element by element, numpy broadcasting its operands;
 * :func:`stacked`: linear algebra on stacks of matrices ``(..., m, n)``;
@@ -11,30 +12,37 @@ and fills in the family's rules where the op gives none: how it batches (see
 """
 
 from ..engine.registry import primitive
+from . import patterns
 from .batching import aligned, along_axis as _along_axis, reduction as _reduction
 
 
-def _declare(name, forward, vjp, jvp, family_batch, flags):
-    flags.setdefault("batch", family_batch)
+def _declare(name, forward, vjp, jvp, flags, batch, sparsity):
+    flags.setdefault("batch", batch)
+    flags.setdefault("sparsity", sparsity)
     return primitive(name, forward, vjp, jvp, **flags)
 
 
 def elementwise(name, forward, vjp=None, jvp=None, **flags):
-    """An op applied element by element, broadcasting its operands as numpy does."""
-    return _declare(name, forward, vjp, jvp, aligned, flags)
+    """An op applied element by element, broadcasting its operands as numpy does. Linear:
+    outputs depend on their operands with no interaction; else they interact."""
+    rule = patterns.piecewise_linear if flags.get("linear") else patterns.elementwise_nonlinear
+    return _declare(name, forward, vjp, jvp, flags, aligned, rule)
 
 
 def stacked(name, forward, vjp=None, jvp=None, **flags):
-    """An op on stacks of matrices: leading axes are a stack, the op applies per matrix."""
-    return _declare(name, forward, vjp, jvp, aligned, flags)
+    """An op on stacks of matrices: leading axes are a stack, the op applies per matrix (its
+    pattern: conservatively dense)."""
+    return _declare(name, forward, vjp, jvp, flags, aligned, patterns.dense)
 
 
 def reduction(name, forward, vjp=None, jvp=None, **flags):
     """A reduction over ``axis`` (None: every axis), with ``keepdims``."""
-    return _declare(name, forward, vjp, jvp, _reduction, flags)
+    rule = patterns.reduced(nonlinear=not flags.get("linear"))
+    return _declare(name, forward, vjp, jvp, flags, _reduction, rule)
 
 
 def along_axis(name, forward, vjp=None, jvp=None, *, axis_default=-1, **flags):
     """An op along one integer ``axis`` (``axis_default`` when the call gives none; None
-    flattens first)."""
-    return _declare(name, forward, vjp, jvp, _along_axis(axis_default), flags)
+    flattens first); its pattern by default a scan's (cumsum, cumprod)."""
+    rule = patterns.cumulative(nonlinear=not flags.get("linear"))
+    return _declare(name, forward, vjp, jvp, flags, _along_axis(axis_default), rule)

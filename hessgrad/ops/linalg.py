@@ -13,6 +13,7 @@ from ..engine.tensor import dtype_of, shape_of
 from .batching import align, core_ndim, new_letter, static_shape
 from .core import REAL_FLOATS, broadcast_to, reshape, stack, sum_to, unbroadcast
 from .elementwise import conjugate
+from .patterns import UNKNOWN, broadcast_rows, contraction
 from .reduction import sum as reduce_sum
 from .shape import expand_dims, getitem, swapaxes
 
@@ -137,9 +138,34 @@ def _matmul_batch_values(prim, args, flags, params, k):
         return _matmul_batch(prim, args, flags, params, k)
 
 
+def _matmul_as_einsum(sa, sb):
+    """matmul as einsum over explicitly broadcast batch axes: (spec, shape_a, shape_b)."""
+    a1, b1 = len(sa) == 1, len(sb) == 1
+    ca = (1,) + tuple(sa) if a1 else tuple(sa)
+    cb = tuple(sb) + (1,) if b1 else tuple(sb)
+    batch = np.broadcast_shapes(ca[:-2], cb[:-2])
+    letters = "abcdefghijklmnopqrstuvw"[:len(batch)]
+    spec_a = letters + ("j" if a1 else "ij")
+    spec_b = letters + ("j" if b1 else "jk")
+    out = letters + ("" if a1 else "i") + ("" if b1 else "k")
+    full_a = batch + (tuple(sa) if a1 else tuple(sa[-2:]))
+    full_b = batch + (tuple(sb) if b1 else tuple(sb[-2:]))
+    return f"{spec_a},{spec_b}->{out}", full_a, full_b
+
+
+def _matmul_pattern(step):
+    sa, sb = step.in_shapes
+    spec, full_a, full_b = _matmul_as_einsum(sa, sb)
+    deps = [broadcast_rows(d, s, f) for d, s, f in zip(step.deps, (sa, sb), (full_a, full_b))]
+    values = [v if v is UNKNOWN else np.broadcast_to(v, f)
+              for v, f in zip(step.values, (full_a, full_b))]
+    return contraction(step, spec, deps, values, [full_a, full_b])
+
+
 matmul = primitive("matmul", _check_matmul, vjp=[_matmul_vjp_a, _matmul_vjp_b],
                    jvp=[lambda t, ans, a, b: matmul(t, b), lambda t, ans, a, b: matmul(a, t)],
-                   batch=_matmul_batch, batch_values=_matmul_batch_values)
+                   batch=_matmul_batch, batch_values=_matmul_batch_values,
+                   sparsity=_matmul_pattern)
 
 
 # --- einsum -------------------------------------------------------------------------------
@@ -267,7 +293,9 @@ def _einsum_batch(prim, args, flags, params, k):
 
 
 _einsum = primitive("einsum", _einsum_forward, vjp=PerInput(_einsum_operand_vjp),
-                    jvp=PerInput(_einsum_jvp), batch=_einsum_batch)
+                    jvp=PerInput(_einsum_jvp), batch=_einsum_batch,
+                    sparsity=lambda step: contraction(step, step.params["spec"], step.deps,
+                                                      step.values, step.in_shapes))
 
 
 def einsum(subscripts, *operands):

@@ -10,6 +10,7 @@ from ..engine.tensor import dtype_of, shape_of
 from .core import REAL_FLOATS, broadcast_to, cast, getitem, ones_like, reshape
 from .elementwise import conjugate, equal, exp, logical_not, not_equal, real, sqrt, where
 from .families import along_axis, reduction
+from .patterns import cumulative, reduced
 from .shape import concatenate, transpose
 
 
@@ -85,7 +86,8 @@ def _extremum(name, forward):
         vjp=[lambda g, ans, x, axis=None, keepdims=False:
              expand_to(g, x, axis, keepdims) * _extremum_mask(ans, x, axis, keepdims)],
         jvp=[lambda t, ans, x, axis=None, keepdims=False:
-             sum(t * _extremum_mask(ans, x, axis, keepdims), axis=axis, keepdims=keepdims)])
+             sum(t * _extremum_mask(ans, x, axis, keepdims), axis=axis, keepdims=keepdims)],
+        sparsity=reduced(nonlinear=False))  # piecewise linear
 
 
 max = _extremum("max", np.max)  # noqa: A001
@@ -170,7 +172,8 @@ linear_recurrence = primitive(
     jvp=[lambda t, ans, a, b, axis, reverse=False: linear_recurrence(
             a, t * _shift(ans, axis, -1 if reverse else 1, 0), axis=axis, reverse=reverse),
          lambda t, ans, a, b, axis, reverse=False: linear_recurrence(
-            a, t, axis=axis, reverse=reverse)])
+            a, t, axis=axis, reverse=reverse)],
+    sparsity=cumulative(nonlinear=True))
 linear_recurrence.__doc__ = """First-order linear recurrence ``h[j] = b[j] + a[j] * h[j-1]``
 along ``axis`` (``h[j+1]`` when ``reverse``); ``a`` and ``b`` have the same shape."""
 

@@ -16,6 +16,7 @@ from ..engine.registry import CONCATENATE, TRANSPOSE, primitive
 from ..engine.tensor import Tensor, dtype_of, shape_of
 from . import elementwise as ew
 from .batching import joined, static_shape
+from .patterns import MOVES
 from .core import broadcast_to as _broadcast_to, cast, getitem, reshape as _reshape, \
     scatter_add, stack as _stack, strong
 
@@ -38,7 +39,8 @@ def _transpose_batch(prim, args, flags, params, k):
 
 
 transpose = primitive("transpose", lambda x, axes=None: np.transpose(x, axes),
-                      vjp=[_transpose_vjp], linear=True, batch=_transpose_batch, role=TRANSPOSE)
+                      vjp=[_transpose_vjp], linear=True, batch=_transpose_batch, sparsity=MOVES,
+                      role=TRANSPOSE)
 
 
 def _concatenate_vjp(g, ans, *xs, axis=0):
@@ -54,7 +56,8 @@ def _concatenate_vjp(g, ans, *xs, axis=0):
 
 
 concatenate = primitive("concatenate", lambda *xs, axis=0: np.concatenate(xs, axis=axis),
-                        vjp=_concatenate_vjp, linear=True, batch=joined, role=CONCATENATE)
+                        vjp=_concatenate_vjp, linear=True, batch=joined, sparsity=MOVES,
+                        role=CONCATENATE)
 
 
 

@@ -12,6 +12,7 @@ from ..engine.tensor import dtype_of, shape_of
 from .core import getitem, reshape
 from .elementwise import not_equal, where
 from .families import along_axis
+from .patterns import dense_linear, moves, within_lines
 from .reduction import kept_shape, mean, _axes
 from .shape import transpose
 
@@ -40,7 +41,8 @@ permute_along_axis = primitive(
     vjp=[lambda g, ans, x, perm, axis:
          permute_along_axis(g, inverse_permutation(perm, axis=axis), axis=axis), None],
     # not declared linear: the engine zero-fills integer inputs of linear ops
-    jvp=[lambda t, ans, x, perm, axis: permute_along_axis(t, perm, axis=axis), None])
+    jvp=[lambda t, ans, x, perm, axis: permute_along_axis(t, perm, axis=axis), None],
+    sparsity=moves(index=lambda k: k == 1))
 permute_along_axis.__doc__ = """``x`` reordered along ``axis`` by the permutation ``perm``
 (an integer array of ``x``'s shape): ``out[..., i, ...] = x[..., perm[..., i, ...], ...]``."""
 
@@ -70,7 +72,7 @@ tie_groups = primitive("tie_groups", _tie_groups, nondiff=True)
 tie_mean = primitive(
     "tie_mean", _tie_mean,
     vjp=[lambda g, ans, v, groups: tie_mean(g, groups), None],
-    jvp=[lambda t, ans, v, groups: tie_mean(t, groups), None])
+    jvp=[lambda t, ans, v, groups: tie_mean(t, groups), None], sparsity=dense_linear)
 tie_mean.__doc__ = """``v`` averaged over the entries that share a label in ``groups``."""
 
 
@@ -85,7 +87,9 @@ sort = along_axis(
         tie_mean(g, tie_groups(ans, axis=axis)),
         inverse_permutation(_sort_perm(x, axis), axis=axis), axis=axis)],
     jvp=[lambda t, ans, x, axis=-1, kind=None, stable=None: tie_mean(
-        permute_along_axis(t, _sort_perm(x, axis), axis=axis), tie_groups(ans, axis=axis))])
+        permute_along_axis(t, _sort_perm(x, axis), axis=axis), tie_groups(ans, axis=axis))],
+    # piecewise linear; which element lands where depends on the data, within a line only
+    sparsity=within_lines(lambda params, ndim: (params.get("axis", -1) % ndim,)))
 sort.__doc__ = """Sort along an integer ``axis``. The derivative follows the sorting
 permutation; tied values share their slots' derivatives evenly (as ``max`` does), the
 symmetric choice between the one-sided derivatives."""

@@ -14,7 +14,6 @@ user's function again: a Python closure may have been rebound since, and side ef
 repeat.
 """
 
-import numpy as np
 
 from ...engine.dispatch import READ, bind
 from ...engine.forward import push_tangents
