@@ -25,7 +25,7 @@ by a replay, see :func:`replayable`). One memory budget, :data:`BATCH_BYTES`, si
 import numpy as np
 
 from .dispatch import bind
-from .graph import CONST, PLACEHOLDER, Graph
+from .graph import CONST, PLACEHOLDER, Graph, dependent
 from .nest import flatten, structure_key
 from .registry import BROADCAST_TO, CONCATENATE, STACK, TRANSPOSE, UNSTACK
 from .state import THREAD
@@ -149,18 +149,6 @@ class plain_values:
     def __exit__(self, *exc):
         state = THREAD.state
         state.recorders, state.limit, state.graphs, state.plain_values = self.saved
-
-
-# --- which values carry the batch -------------------------------------------------------------
-def dependent(steps, batched):
-    """The values computed from the ``batched`` ones (a set, extended in place and returned):
-    ``steps`` are ``(inputs, outputs)`` pairs in execution order, by any hashable names."""
-    for inputs, outputs in steps:
-        for a in inputs:
-            if a in batched:
-                batched.update(outputs)
-                break
-    return batched
 
 
 # --- a function traced once, replayed batched ------------------------------------------------

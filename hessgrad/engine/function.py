@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from .graph import Graph, Plan
+from .graph import Graph, Plan, dependent
 from .nest import flatten, pack_as, structure_key
 from .state import THREAD
 from .tensor import Tensor, Variable, owned
@@ -177,12 +177,11 @@ class ConcreteFunction:
         key = tuple(bool(batched[i]) for i in self.inputs)
         flags = self._batched_outputs.get(key)
         if flags is None:
-            dependent = {id(p) for p, flag in zip(self.placeholders, key) if flag}
-            for node in self.graph.nodes:  # creation order: inputs before their users
-                if any(id(a) in dependent for a in node.inputs if isinstance(a, Tensor)):
-                    dependent.update(id(o) for o in node.outputs)
+            batched_ids = dependent(  # nodes in creation order: inputs before their users
+                ((map(id, n.inputs), map(id, n.outputs)) for n in self.graph.nodes),
+                {id(p) for p, flag in zip(self.placeholders, key) if flag})
             flags = self._batched_outputs[key] = [
-                isinstance(o, Tensor) and id(o) in dependent for o in self.outputs]
+                isinstance(o, Tensor) and id(o) in batched_ids for o in self.outputs]
         return flags
 
     def run_batched_outputs(self, leaves, batched, jit_kernels=True, captures=()):

@@ -356,6 +356,17 @@ def placeholder(dtype, shape=None, name=None):
     return graph.placeholder(dtype, shape, name)
 
 
+def dependent(steps, batched):
+    """The values computed from the ``batched`` ones (a set, extended in place and returned):
+    ``steps`` are ``(inputs, outputs)`` pairs in execution order, by any hashable names."""
+    for inputs, outputs in steps:
+        for a in inputs:
+            if a in batched:
+                batched.update(outputs)
+                break
+    return batched
+
+
 def batched_step(prim, args, flags, params):
     """One plan step on a batch of values (the primitive's batching rule, see
     :mod:`.batching`): its result, or results."""
@@ -473,8 +484,8 @@ class Plan:
         self.feed_names = [t.name for t in feeds]
         self.variables = []
         self.steps = []
-        self._batched_size_cache = {}  # batch flags -> (largest, total) batched sizes
-        self._batched_fetches = {}  # batch flags -> batched_fetches
+        self._batched_sizes_cache = {}  # batch flags -> (largest, total) batched sizes
+        self._batched_fetches_cache = {}  # batch flags -> batched_fetches
         dynamic = set(self.feed_slots)
         for node in sorted(needed.values(), key=lambda n: n.seq):
             if node.prim is PLACEHOLDER:
@@ -557,19 +568,24 @@ class Plan:
 
     def _batched_sizes(self, batched):
         key = tuple(bool(b) for b in batched)
-        sizes = self._batched_size_cache.get(key)
+        sizes = self._batched_sizes_cache.get(key)
         if sizes is None:
-            dependent = {s for s, flag in zip(self.feed_slots, key) if flag}
+            batched_slots = self.dependent_slots(key)
             largest = total = 1
-            for _, arg_slots, _, out, node in self.steps:
-                if dependent.intersection(arg_slots):
-                    dependent.update((out,) if type(out) is int else out)
+            for *_, out, node in self.steps:
+                if (out if type(out) is int else out[0]) in batched_slots:
                     for o in node.outputs:
                         if o.shape is not None and None not in o.shape:
                             size = int(np.prod(o.shape, dtype=np.int64))
                             largest, total = max(largest, size), total + size
-            sizes = self._batched_size_cache[key] = (largest, total)
+            sizes = self._batched_sizes_cache[key] = (largest, total)
         return sizes
+
+    def dependent_slots(self, batched):
+        """The slots computed from the feeds flagged in ``batched`` (feeds included)."""
+        return dependent(
+            ((args, (out,) if type(out) is int else out) for _, args, _, out, _ in self.steps),
+            {s for s, flag in zip(self.feed_slots, batched) if flag})
 
     def check_batched_feeds(self, feed_values, batched):
         """``(arrays, k)``: the feeds as arrays of the placeholders' dtypes, checked to have
@@ -616,13 +632,11 @@ class Plan:
         """Which fetches :meth:`run_flagged` returns batched given the feeds flagged in
         ``batched``: those computed from a batched feed (known without running; cached)."""
         key = tuple(bool(b) for b in batched)
-        flags = self._batched_fetches.get(key)
+        flags = self._batched_fetches_cache.get(key)
         if flags is None:
-            dependent = {s for s, flag in zip(self.feed_slots, key) if flag}
-            for _, arg_slots, _, out, _ in self.steps:
-                if dependent.intersection(arg_slots):
-                    dependent.update((out,) if type(out) is int else out)
-            flags = self._batched_fetches[key] = [s in dependent for s in self.fetch_slots]
+            batched_slots = self.dependent_slots(key)
+            flags = self._batched_fetches_cache[key] = [s in batched_slots
+                                                       for s in self.fetch_slots]
         return flags
 
     def _run_flagged(self, feed_values, batched):

@@ -23,7 +23,7 @@ from ..engine.tensor import Tensor as _Tensor
 from ..ops import core as _core, elementwise as _ew, indexing as _ix, linalg as _la, \
     reduction as _red, shape as _sh, signal as _sig, sorting as _sorting
 from . import _reductions as _r
-from ._arraylike import asarray as _asarray, has_tensor as _has_tensor, stacked as _stacked
+from ._arraylike import asarray as _asarray, stacked as _stacked
 
 
 # --- helpers ------------------------------------------------------------------------------

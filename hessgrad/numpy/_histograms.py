@@ -12,7 +12,8 @@ import numpy as _np
 
 from ..engine.tensor import Tensor as _Tensor
 from ..ops import core as _core, reduction as _red
-from ._extras import _array, _cast, _concrete, _const, _has_tensor
+from ._arraylike import has_tensor as _has_tensor
+from ._extras import _array, _cast, _concrete, _const
 
 
 def _values(fname, x, what):
