@@ -275,7 +275,8 @@ def _jsonable(x):
     return x
 
 
-def _write_json(path, payload, out):
+def write_json(path, payload, out):
+    """Write ``payload`` as JSON to ``path`` ('-': to ``out``) for ``--json``."""
     text = json.dumps(_jsonable(payload), indent=2)
     if path == "-":
         out.write(text + "\n")
@@ -454,7 +455,7 @@ def _report(args, out, table_stream, target, value, g, H, start, dense):
     if args.plot:
         report.plot()
     if args.json:
-        _write_json(args.json, report.result, out)
+        write_json(args.json, report.result, out)
     return 1 if report.contradictions else 0
 
 

@@ -22,7 +22,7 @@ and ``stop_gradient`` cut them.
 import numpy as np
 import scipy.sparse as sp
 
-from .engine.function import function
+from .tracing.function import function
 from .engine.tensor import Tensor
 from .ops.patterns import ENTRY_BUDGET, UNKNOWN, Step, TooDense, dense, size
 

@@ -4,7 +4,7 @@ Two ways to run, chosen per call:
 
 * Outside any tape, accumulator or trace (nothing can differentiate the result), the
   per-example function is traced once per signature and capture key into a graph (cached on
-  the ``vmap`` object; see ``engine.capture``) and that graph runs for the whole
+  the ``vmap`` object; see ``tracing.capture``) and that graph runs for the whole
   batch at once (``ConcreteFunction.run_batched: batching rules per primitive, the batched
   compiled program). Unmapped arguments are fed once, unbatched.
 * Under a tape or an accumulator, or inside a trace, ``fun`` is traced into a graph of its
@@ -24,8 +24,8 @@ import functools
 import numpy as np
 
 from .engine.batching import broadcast, move_to_front, per_member_call, replay_call
-from .engine.capture import CaptureCache
-from .engine.function import ConcreteFunction, signature_key
+from .tracing.capture import CaptureCache
+from .tracing.function import ConcreteFunction, signature_key
 from .engine.nest import flatten, pack_as
 from .engine.state import THREAD
 from .engine.tensor import ConcretizationError, Tensor, owned
@@ -63,7 +63,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
     dtypes of the per-example arguments, the Python values among them) and the trace is kept
     by the returned function while what ``fun`` reads from outside its arguments is unchanged:
     every call runs ``fun`` once eagerly on the first member to check that (see
-    ``hessgrad.engine.capture``). The first call with a batch size runs the traced program
+    ``hessgrad.tracing.capture``). The first call with a batch size runs the traced program
     compiled without Numba kernels; the next ones with that size compile the kernels too.
 
     >>> import hessgrad as hg

@@ -9,7 +9,7 @@ import pytest
 import hessgrad as hg
 import hessgrad.numpy as hnp
 from hessgrad.engine.state import THREAD
-from hessgrad.engine.function import ConcreteFunction
+from hessgrad.tracing.function import ConcreteFunction
 from hessgrad.testing import check_grads
 
 rng = np.random.default_rng(0)

@@ -18,7 +18,7 @@ broadcast becomes a multiplication by the count).
 import numpy as np
 
 from ..engine.registry import PRIMITIVES, get
-from ..ops.core import _is_basic_index
+from ..ops.core import is_basic_index
 from .ir import Op, known, size_of
 
 
@@ -348,7 +348,7 @@ def accumulate(prog):
             src = producer.get(a)
             if src is not None and src.name == "scatter_add" and a not in fetched and \
                     users.get(a) == [k] and op.args.count(a) == 1 and \
-                    _is_basic_index(src.params["index"]) and prog.dtype(a) == dtype and \
+                    is_basic_index(src.params["index"]) and prog.dtype(a) == dtype and \
                     tuple(src.params["shape"]) == prog.shape(op.outs[0]):
                 terms.append(src.args[0])
                 index = src.params["index"]

@@ -80,7 +80,7 @@ class Graph:
         self._weak_casts = {}  # (id(weak tensor), dtype) -> its cast (see _weak_cast)
         self._plans = {}
         self._substitutions = []  # see substituting()
-        self.lifted = {}  # capture slot -> its placeholder (see engine.capture)
+        self.lifted = {}  # capture slot -> its placeholder (see tracing.capture)
 
     def __repr__(self):
         after = "" if self.optimized is None else f", {self.optimized.ops_after} after optimization"
@@ -216,7 +216,7 @@ class Graph:
         """A numpy array the graph reads (data in the traced function's closure) is copied
         once, when traced, as JAX captures constants: a caller's later in-place change
         cannot reach some cached results (values) and not others (sparsity patterns). A
-        capture run (engine.capture), whose graph is thrown away, reads the array itself."""
+        capture run (tracing.capture), whose graph is thrown away, reads the array itself."""
         if THREAD.state.capturing:
             return array
         entry = self._captured.get(id(array))

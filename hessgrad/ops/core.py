@@ -192,7 +192,8 @@ unstack = primitive("unstack", _unstack, vjp=[_unstack_vjp], linear=True, none_g
                     batch=along_axis(default=0), sparsity=MOVES, role=UNSTACK)
 
 
-def _is_basic_index(index):
+def is_basic_index(index):
+    """Whether ``index`` is basic (ints, slices, None, Ellipsis): it never repeats an element."""
     if type(index) is slice or type(index) is int:  # the common cases, at once
         return True
     parts = index if isinstance(index, tuple) else (index,)
@@ -218,7 +219,7 @@ def _getitem_shape(x, index):
 def _scatter_add(g, index, shape):
     out = np.zeros(shape, _dtype(g))
     try:
-        if _is_basic_index(index):  # basic indices never repeat an element: plain assignment
+        if is_basic_index(index):  # basic indices never repeat an element: plain assignment
             out[index] = g
         else:
             np.add.at(out, index, g)
