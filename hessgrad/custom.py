@@ -14,6 +14,7 @@ from .engine.state import THREAD, Recorder
 from .engine.tape import GradientTape
 from .engine.tensor import Tensor, Variable
 from .ops.core import stop_gradient  # noqa: F401 - part of this module's public family
+from .ops.patterns import dense
 
 
 class _VariableWatcher(Recorder):
@@ -107,7 +108,8 @@ def _custom_batch_values(prim, args, flags, params, k):
 # vmapped per member, and on arrays the results pass through.
 CUSTOM = Primitive("custom_gradient", _custom_forward, vjp=_custom_vjp, jvp=_custom_jvp,
                    multiple_results=True, closures=True, pass_through=True,
-                   batch_values=_custom_batch_values, array_rules=False)
+                   batch_values=_custom_batch_values, array_rules=False,
+                   sparsity=dense)  # the function's graph is not walked: conservative
 
 
 def _call_with_gradient(f, args, kwargs, record_forward, tangents_fn=None):

@@ -85,6 +85,9 @@ EXAMPLES = [
                                     * np.arange(3.0)), False),
     ("unstack_rows", lambda x: sum(r[0] * r[1] for r in hnp.unstack(hnp.reshape(x, (3, 2)))),
      True),
+    ("convolve_constant", lambda x: hnp.sum(hnp.convolve(x, np.array([1.0, 0.0, 2.0])) ** 2),
+     True),
+    ("convolve_both", lambda x: hnp.sum(hnp.convolve(x[:3], x[3:]) ** 3), False),
     ("ldexp_linear_in_x", lambda x: hnp.sum(hnp.ldexp(x, 2) ** 2), True),
     ("nextafter_steps_x", lambda x: hnp.sum(hnp.nextafter(x, 0.0) * x[::-1]), True),
     ("copysign_heaviside", lambda x: hnp.sum(hnp.copysign(x[:3], x[3:]) * x[3:])

@@ -13,7 +13,7 @@ time, calls the batching interpreter at run time instead. The result goes throug
 fusion and code generation as an unbatched program.
 """
 
-from ..engine.batching import on_values
+from ..engine.batching import on_values, per_member
 from ..engine.graph import CONST, PLACEHOLDER, Graph
 from ..engine.registry import PRIMITIVES
 from ..engine.tensor import Tensor
@@ -68,7 +68,8 @@ def _batched_op(prog, op, flags, k):
         return [Op(op.name, op.fn, op.args, params, op.outs, False, op.node, op.nodes)]
     prim = PRIMITIVES.get(op.name)
     avals = [prog.info.get(a, (None, None)) for a in op.args]
-    if prim is None or prim.batch is None or prim.batch_values is not None or \
+    # per member: one op looping at run time, not k ops spliced in
+    if prim is None or prim.batch in (None, per_member) or prim.batch_values is not None or \
             not all(known(shape) for shape, _ in avals) or \
             not all(known(prog.shape(o)) for o in op.outs):
         return [_at_run_time(prim or op, op, flags, k)]

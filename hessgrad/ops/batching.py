@@ -74,14 +74,16 @@ def reduction(prim, args, flags, params, k):
 
 def along_axis(default=-1):
     """The rule of ops along one integer ``axis`` (cumsum, sort, argmax; ``default`` when the
-    node has none): that axis moves behind the batch axis. ``axis=None`` (flatten first) runs
-    once per member."""
+    node has none) of operands of one shape (a recurrence's, a permutation's): that axis
+    moves behind the batch axis, unbatched operands are broadcast over the batch.
+    ``axis=None`` (flatten first) runs once per member."""
     def rule(prim, args, flags, params, k):
         axis = params.get("axis", default)
         if axis is None:
             return per_member(prim, args, flags, params, k)
-        (x,) = args
-        return bind(prim, (x,), dict(params, axis=axis % (len(static_shape(x)) - 1) + 1))
+        ndim = core_ndim(args[0], flags[0])
+        full = [a if f else broadcast(a, k) for a, f in zip(args, flags)]
+        return bind(prim, tuple(full), dict(params, axis=axis % ndim + 1))
     return rule
 
 

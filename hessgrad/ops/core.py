@@ -43,10 +43,13 @@ def _ones_like(x):
 
 zeros_like = primitive("zeros_like", _zeros_like, nondiff=True, batch=aligned, role=ZEROS_LIKE)
 ones_like = primitive("ones_like", _ones_like, nondiff=True, batch=aligned, role=ONES_LIKE)
+# constants made from params (no operands): nothing to batch but their uses
 zeros = primitive("zeros", lambda shape, dtype=np.float64: np.zeros(shape, dtype), nondiff=True,
-                  role=ZEROS)
-ones = primitive("ones", lambda shape, dtype=np.float64: np.ones(shape, dtype), nondiff=True)
-fill = primitive("fill", lambda shape, value, dtype: np.full(shape, value, dtype), nondiff=True)
+                  batch=per_member, role=ZEROS)
+ones = primitive("ones", lambda shape, dtype=np.float64: np.ones(shape, dtype), nondiff=True,
+                 batch=per_member)
+fill = primitive("fill", lambda shape, value, dtype: np.full(shape, value, dtype), nondiff=True,
+                 batch=per_member)
 
 
 def _sum_to(x, shape):

@@ -12,6 +12,7 @@
 
 import numpy as np
 
+from ..engine.batching import per_member
 from ..engine.registry import primitive
 from ..engine.tensor import Tensor, shape_of
 from . import elementwise as ew
@@ -195,14 +196,14 @@ getitem_dynamic = primitive(
     [None] * len(indices),
     jvp=[lambda t, ans, x, *indices, template: getitem_dynamic(t, *indices,
                                                                template=template)],
-    shape_rule=_dynamic_shape, sparsity=moves(index=lambda k: k >= 1))
+    shape_rule=_dynamic_shape, sparsity=moves(index=lambda k: k >= 1), batch=per_member)
 scatter_add_dynamic = primitive(
     "scatter_add_dynamic", _dynamic_scatter,
     vjp=lambda g, ans, x, *indices, template, shape: [
         getitem_dynamic(g, *indices, template=template)] + [None] * len(indices),
     jvp=[lambda t, ans, g, *indices, template, shape: scatter_add_dynamic(
         t, *indices, template=template, shape=shape)],
-    sparsity=_scatter_dynamic_pattern, shape_rule=lambda g, *indices, template, shape: (tuple(shape), np.result_type(
+    sparsity=_scatter_dynamic_pattern, batch=per_member, shape_rule=lambda g, *indices, template, shape: (tuple(shape), np.result_type(
         g.dtype if isinstance(g, Tensor) else g)))
 
 

@@ -9,6 +9,7 @@ from ..engine.registry import primitive
 from ..engine.tensor import dtype_of, shape_of
 from .core import REAL_FLOATS, broadcast_to, cast, getitem, ones_like, reshape
 from .elementwise import conjugate, equal, exp, logical_not, not_equal, real, sqrt, where
+from .batching import along_axis as along_one_axis
 from .families import along_axis, reduction
 from .patterns import cumulative, reduced
 from .shape import concatenate, transpose
@@ -173,7 +174,7 @@ linear_recurrence = primitive(
             a, t * _shift(ans, axis, -1 if reverse else 1, 0), axis=axis, reverse=reverse),
          lambda t, ans, a, b, axis, reverse=False: linear_recurrence(
             a, t, axis=axis, reverse=reverse)],
-    sparsity=cumulative(nonlinear=True))
+    batch=along_one_axis(), sparsity=cumulative(nonlinear=True))
 linear_recurrence.__doc__ = """First-order linear recurrence ``h[j] = b[j] + a[j] * h[j-1]``
 along ``axis`` (``h[j+1]`` when ``reverse``); ``a`` and ``b`` have the same shape."""
 

@@ -4,9 +4,11 @@ results, constants for differentiation)."""
 
 import numpy as np
 
+from ..engine.batching import per_member
 from ..engine.registry import primitive
 from ..engine.tensor import shape_of
 from .core import getitem
+from .patterns import contraction, dense
 
 _FLIP = (slice(None, None, -1),)
 
@@ -26,21 +28,35 @@ def _convolve_vjp_v(g, ans, a, v):
     return getitem(convolve(g, _flip(a)), index=(slice(n - 1, n - 1 + m),))
 
 
+def _convolve_pattern(step):
+    """``out[i] = sum of a[j] v[i - j]``: an einsum with the 0/1 tensor ``T[i, j, l] = (i == j
+    + l)``, exact for a constant operand (its zeros cut dependencies)."""
+    (n,), (m,) = step.in_shapes
+    if step.over(n * m * (n + m - 1)):
+        return dense(step)
+    j, l = np.meshgrid(np.arange(n), np.arange(m), indexing="ij")
+    t = np.zeros((n + m - 1, n, m))
+    t[j + l, j, l] = 1.0
+    return contraction(step, "j,l,ijl->i", list(step.deps) + [None], list(step.values) + [t],
+                       list(step.in_shapes) + [t.shape])
+
+
 convolve = primitive(
     "convolve", lambda a, v: np.convolve(a, v, mode="full"),
     vjp=[_convolve_vjp_a, _convolve_vjp_v],
     # bilinear, not jointly linear: one JVP per operand
-    jvp=[lambda t, ans, a, v: convolve(t, v), lambda t, ans, a, v: convolve(a, t)])
+    jvp=[lambda t, ans, a, v: convolve(t, v), lambda t, ans, a, v: convolve(a, t)],
+    sparsity=_convolve_pattern, batch=per_member)  # 1-D operands only
 convolve.__doc__ = """Full discrete convolution of two non-empty 1-D arrays (length
 ``len(a) + len(v) - 1``); ``hessgrad.numpy.convolve`` / ``correlate`` slice their modes out
 of it."""
 
 searchsorted = primitive(
     "searchsorted", lambda a, v, side="left": np.asarray(np.searchsorted(a, v, side=side)),
-    nondiff=True)
+    nondiff=True, batch=per_member)  # 1-D ``a`` only
 searchsorted.__doc__ = """Insertion indices of ``v`` into the sorted 1-D ``a`` (a constant)."""
 
 digitize = primitive(
     "digitize", lambda x, bins, right=False: np.asarray(np.digitize(x, bins, right=right)),
-    nondiff=True)
+    nondiff=True, batch=per_member)  # 1-D ``bins`` only
 digitize.__doc__ = """Indices of the bins (monotonic 1-D ``bins``) holding ``x`` (a constant)."""

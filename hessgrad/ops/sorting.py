@@ -7,10 +7,13 @@ concrete values). Order statistics are fixed weighted combinations of sorted val
 
 import numpy as np
 
+from ..engine.batching import broadcast, per_member
+from ..engine.dispatch import bind
 from ..engine.registry import primitive
 from ..engine.tensor import dtype_of, shape_of
 from .core import getitem, reshape
 from .elementwise import not_equal, where
+from .batching import along_axis as along_one_axis
 from .families import along_axis
 from .patterns import dense_linear, moves, within_lines
 from .reduction import kept_shape, mean, _axes
@@ -28,8 +31,11 @@ def _inverse_permutation(perm, axis):
 
 argsort = along_axis("argsort", lambda x, axis=-1, kind=None, stable=None:
                      np.argsort(x, axis=axis, kind=kind, stable=stable), nondiff=True)
-inverse_permutation = primitive("inverse_permutation", _inverse_permutation, nondiff=True)
-lexsort = primitive("lexsort", lambda keys, axis=-1: np.lexsort(keys, axis=axis), nondiff=True)
+inverse_permutation = primitive("inverse_permutation", _inverse_permutation, nondiff=True,
+                                batch=along_one_axis())
+# keys stacked on the first axis, where the batch axis would go
+lexsort = primitive("lexsort", lambda keys, axis=-1: np.lexsort(keys, axis=axis), nondiff=True,
+                    batch=per_member)
 lexsort.__doc__ = """Indices sorting by the last key of ``keys`` (stacked along the first axis),
 ties broken by the previous keys (numpy.lexsort; a constant)."""
 inverse_permutation.__doc__ = """``inv`` with ``take_along_axis(perm, inv) == arange``
@@ -42,7 +48,7 @@ permute_along_axis = primitive(
          permute_along_axis(g, inverse_permutation(perm, axis=axis), axis=axis), None],
     # not declared linear: the engine zero-fills integer inputs of linear ops
     jvp=[lambda t, ans, x, perm, axis: permute_along_axis(t, perm, axis=axis), None],
-    sparsity=moves(index=lambda k: k == 1))
+    batch=along_one_axis(), sparsity=moves(index=lambda k: k == 1))
 permute_along_axis.__doc__ = """``x`` reordered along ``axis`` by the permutation ``perm``
 (an integer array of ``x``'s shape): ``out[..., i, ...] = x[..., perm[..., i, ...], ...]``."""
 
@@ -67,12 +73,23 @@ def _tie_mean(v, groups):
     return (sums / np.bincount(flat))[flat].reshape(v.shape).astype(v.dtype, copy=False)
 
 
-tie_groups = primitive("tie_groups", _tie_groups, nondiff=True)
+tie_groups = primitive("tie_groups", _tie_groups, nondiff=True, batch=along_one_axis())
+def _tie_mean_batch(prim, args, flags, params, k):
+    """Batched labels are unique across the batch (tie_groups of a batch labels the whole
+    array); labels shared by the members are offset per member to keep them apart."""
+    v, groups = (a if f else broadcast(a, k) for a, f in zip(args, flags))
+    if not flags[1]:
+        count = max(int(np.prod(shape_of(args[1]), dtype=np.int64)), 1)  # labels < count
+        groups = groups + np.arange(k).reshape((k,) + (1,) * len(shape_of(args[1]))) * count
+    return bind(prim, (v, groups), params)
+
+
 # Averaging within groups is a symmetric projection: it is its own VJP and JVP.
 tie_mean = primitive(
     "tie_mean", _tie_mean,
     vjp=[lambda g, ans, v, groups: tie_mean(g, groups), None],
-    jvp=[lambda t, ans, v, groups: tie_mean(t, groups), None], sparsity=dense_linear)
+    jvp=[lambda t, ans, v, groups: tie_mean(t, groups), None], sparsity=dense_linear,
+    batch=_tie_mean_batch)
 tie_mean.__doc__ = """``v`` averaged over the entries that share a label in ``groups``."""
 
 

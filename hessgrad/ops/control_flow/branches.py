@@ -17,6 +17,7 @@ from ...engine.nest import flatten, pack_as
 from ...engine.registry import primitive
 from ...engine.tensor import Tensor, Variable, is_differentiable_dtype
 from ..core import zeros_like
+from ..patterns import dense
 from .blocks import Block, union
 from .members import Masked, active_members, batched, select
 from .tensor_array import describe, from_flat, to_flat
@@ -136,7 +137,8 @@ def _written_captures(blocks, captures):
 # they are.
 _cond = primitive("cond", _cond_forward, vjp=_cond_vjp, jvp=_cond_jvp, multiple_results=True,
                   shape_rule=_cond_shape, writes=lambda params: params["branches"][1],
-                  pass_through=True, batch_values=_cond_batch)
+                  pass_through=True, batch_values=_cond_batch,
+                  sparsity=dense)  # the branches' graphs are not walked: conservative
 
 
 def cond(pred, true_fn=None, false_fn=None, name=None):

@@ -16,7 +16,9 @@ import threading
 
 import numpy as np
 
+from ...engine.batching import per_member
 from ...engine.registry import primitive
+from ..patterns import dense
 from ...engine.tensor import Tensor, shape_of
 from ..elementwise import add
 from .members import Unbatchable, active_members, batched
@@ -168,7 +170,8 @@ def _ta_buffer(shape, dtype):
 
 # a fresh buffer per run (effects: never folded), which writes update in place
 tensor_array_buffer = primitive("tensor_array_buffer", _ta_buffer, nondiff=True, effects=True,
-                                shape_rule=lambda shape, dtype: (tuple(shape), np.dtype(dtype)))
+                                shape_rule=lambda shape, dtype: (tuple(shape), np.dtype(dtype)),
+                                batch=per_member)
 
 
 def _ta_write(buf, idx, value, dynamic=False):
@@ -204,7 +207,7 @@ tensor_array_write = primitive(
     jvp=[lambda t, ans, buf, idx, value, dynamic=False: tensor_array_clear(t, idx, ans),
          None,
          lambda t, ans, buf, idx, value, dynamic=False: tensor_array_read_adjoint(t, idx, ans)],
-    shape_rule=_ta_write_shape, writes=_writes_buffer, batch_values=_write_batch)
+    shape_rule=_ta_write_shape, writes=_writes_buffer, batch_values=_write_batch, sparsity=dense)
 
 
 def _ta_read(buf, idx, prefix=False):
@@ -234,7 +237,7 @@ tensor_array_read = primitive(
                                                                           prefix=prefix),
          None],
     jvp=[lambda t, ans, buf, idx, prefix=False: tensor_array_read(t, idx, prefix=prefix), None],
-    shape_rule=_ta_read_shape, effects=True, batch_values=_read_batch)
+    shape_rule=_ta_read_shape, effects=True, batch_values=_read_batch, sparsity=dense)
 
 
 def _ta_read_adjoint(g, idx, like, prefix=False):
@@ -257,7 +260,7 @@ tensor_array_read_adjoint = primitive(
                                                                              prefix=prefix),
          None, None],
     shape_rule=lambda g, idx, like, prefix=False: (shape_of(like), g.dtype), effects=True,
-    batch_values=_read_adjoint_batch)
+    batch_values=_read_adjoint_batch, sparsity=dense)
 
 
 def _ta_clear(g, idx, like):
@@ -282,7 +285,7 @@ tensor_array_clear = primitive(
     "tensor_array_clear", _ta_clear,
     vjp=[lambda gg, ans, g, idx, like: tensor_array_clear(gg, idx, g), None, None],
     jvp=[lambda t, ans, g, idx, like: tensor_array_clear(t, idx, like), None, None],
-    shape_rule=_ta_clear_shape, effects=True, batch_values=_clear_batch)
+    shape_rule=_ta_clear_shape, effects=True, batch_values=_clear_batch, sparsity=dense)
 
 
 # --- cotangent buffers updated in place by a reverse loop -----------------------------------
@@ -327,7 +330,7 @@ tensor_array_pop = primitive(
     jvp=[lambda t, ans, g, idx, like: tensor_array_pop(t, idx, like), None, None],
     multiple_results=True, none_grads_ok=True,
     shape_rule=lambda g, idx, like: [_ta_read_shape(g, idx), _ta_clear_shape(g, idx, like)],
-    writes=_writes_buffer)
+    writes=_writes_buffer, batch=per_member, sparsity=dense)
 
 
 def _ta_accumulate(acc, idx, row):
@@ -359,4 +362,4 @@ tensor_array_accumulate = primitive(
          lambda g, ans, acc, idx, row: tensor_array_read(g, idx)],
     jvp=_ta_accumulate_jvp,
     shape_rule=lambda acc, idx, row: (shape_of(acc), np.result_type(acc.dtype, row.dtype)),
-    writes=_writes_buffer)
+    writes=_writes_buffer, batch=per_member, sparsity=dense)

@@ -41,6 +41,7 @@ from ...engine.registry import primitive
 from ...engine.tensor import Tensor, is_differentiable_dtype, shape_of
 from ..core import zeros_like
 from ..elementwise import add, greater, subtract
+from ..patterns import dense
 from .blocks import Block, Record, compatible, concrete_int, union
 from .buffers import (_OWNED, tensor_array_accumulate, tensor_array_pop, tensor_array_read,
                       tensor_array_read_adjoint, tensor_array_write)
@@ -379,7 +380,8 @@ _while = primitive("while", _while_forward, vjp=_while_vjp, jvp=_while_jvp, none
                    multiple_results=True,
                    shape_rule=lambda *inputs, loop, **params: loop.out_avals,
                    writes=lambda params: params["loop"].buffers, pass_through=True,
-                   batch_values=_while_batch)
+                   batch_values=_while_batch,
+                   sparsity=dense)  # the body's graph is not walked: conservative
 
 
 class _Shape:
