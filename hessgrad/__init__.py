@@ -23,8 +23,7 @@ from .tf_names import (broadcast_to, cast, concat, reduce_logsumexp, reduce_max,
                        reduce_min, reduce_sum, reshape, stack, transpose)
 from .second_order import hessian_vector_product, hessians, hvp, make_hvp
 from .hessian_matrix import hessian
-from .ops.control_flow import TensorArray, cond, while_loop
-from .ops.higher_order import foldl, foldr, map_fn, scan
+from .ops.control_flow import TensorArray, cond, foldl, foldr, map_fn, scan, while_loop
 from .transforms import grad, jacfwd, jacobian, jacrev, jvp, linearize, value_and_grad, vjp
 from .tracing.capture import clear_caches
 from .tracing.function import Function, function

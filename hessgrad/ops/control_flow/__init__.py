@@ -12,7 +12,8 @@ or ``cond`` (:mod:`.branches`) node runs the blocks' plans. A graph-mode TensorA
 tensor written in place (:mod:`.buffers`, :mod:`.tensor_array`). Their rules (VJP, JVP,
 batching) are declared with them; batched loops and branches mask the members that have
 finished (:mod:`.members`); a loop of independent iterations runs as batches of rows
-(:mod:`.rows`).
+(:mod:`.rows`). ``scan``, ``foldl``, ``foldr`` and ``map_fn`` are built from them
+(:mod:`.functional`).
 
 Limits: gradient rules need static shapes, so tensors whose shape is only known at run time (a
 ``shape_invariants`` dimension set to None, ``stack()`` of a ``dynamic_size`` TensorArray) can
@@ -23,9 +24,11 @@ from .branches import cond
 from .buffers import (tensor_array_accumulate, tensor_array_buffer, tensor_array_clear,
                       tensor_array_pop, tensor_array_read, tensor_array_read_adjoint,
                       tensor_array_write)
+from .functional import foldl, foldr, map_fn, scan
 from .loops import while_loop
 from .tensor_array import TensorArray
 
-__all__ = ["while_loop", "cond", "TensorArray", "tensor_array_buffer", "tensor_array_write",
-           "tensor_array_read", "tensor_array_read_adjoint", "tensor_array_clear",
-           "tensor_array_pop", "tensor_array_accumulate"]
+__all__ = ["while_loop", "cond", "TensorArray", "scan", "foldl", "foldr", "map_fn",
+           "tensor_array_buffer", "tensor_array_write", "tensor_array_read",
+           "tensor_array_read_adjoint", "tensor_array_clear", "tensor_array_pop",
+           "tensor_array_accumulate"]
