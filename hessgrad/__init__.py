@@ -18,6 +18,7 @@ from .ops.elementwise import (absolute as abs, add, cos, divide, equal, exp, exp
                               minimum, multiply, negative, not_equal, power, sigmoid, sign, sin,
                               softplus, sqrt, square, subtract, tanh, where)
 from .ops.linalg import einsum, matmul
+from .ops.special import erf
 from .ops.shape import concatenate, expand_dims, squeeze
 from .tf_names import (broadcast_to, cast, concat, reduce_logsumexp, reduce_max, reduce_mean,
                        reduce_min, reduce_sum, reshape, stack, transpose)

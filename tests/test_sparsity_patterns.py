@@ -88,6 +88,9 @@ EXAMPLES = [
     ("convolve_constant", lambda x: hnp.sum(hnp.convolve(x, np.array([1.0, 0.0, 2.0])) ** 2),
      True),
     ("convolve_both", lambda x: hnp.sum(hnp.convolve(x[:3], x[3:]) ** 3), False),
+    ("erf", lambda x: hnp.sum(hg.erf(x[:3]) * x[3:]), True),
+    ("nanmean_rows", lambda x: hnp.sum(hnp.nanmean(hnp.reshape(x, (3, 2)), axis=0) ** 3), True),
+    ("rot90", lambda x: hnp.sum(hnp.rot90(hnp.reshape(x, (2, 3)))[0] ** 2), True),
     ("ldexp_linear_in_x", lambda x: hnp.sum(hnp.ldexp(x, 2) ** 2), True),
     ("nextafter_steps_x", lambda x: hnp.sum(hnp.nextafter(x, 0.0) * x[::-1]), True),
     ("copysign_heaviside", lambda x: hnp.sum(hnp.copysign(x[:3], x[3:]) * x[3:])

@@ -525,3 +525,14 @@ def test_ops_along_an_axis_batch_with_shared_operands():
     np.testing.assert_allclose(hg.vmap(cumprod_hessian)(points[:, 0]),
                                np.stack([cumprod_hessian(y) for y in points[:, 0]]),
                                rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("f", [lambda x: hg.erf(x) * x[::-1],
+                               lambda x: hnp.nanmean(hnp.reshape(x, (2, 3)), axis=-1),
+                               lambda x: hnp.rot90(hnp.reshape(x, (2, 3)), 3)])
+def test_ops_batch_as_their_members(f):
+    xs = np.random.default_rng(5).normal(size=(4, 6))
+    xs[1, 2] = np.nan
+    np.testing.assert_allclose(hg.vmap(f)(xs), np.stack([f(x) for x in xs]), rtol=1e-14)
+    jac = hg.vmap(hg.jacobian(f))(xs)
+    np.testing.assert_allclose(jac, np.stack([hg.jacobian(f)(x) for x in xs]), rtol=1e-14)

@@ -285,8 +285,29 @@ def nansum(x, axis=None, keepdims=False):
     return sum(where(isnan(x), 0.0, x), axis=axis, keepdims=keepdims)
 
 
-def nanmean(x, axis=None, keepdims=False):
-    """Mean of the non-NaN entries (NaN for an all-NaN slice); derivative 0 at NaN entries."""
-    nan = isnan(x)
-    count = sum(cast(logical_not(nan), dtype=dtype_of(x)), axis=axis, keepdims=keepdims)
-    return sum(where(nan, 0.0, x), axis=axis, keepdims=keepdims) / count
+def _nan_weights(x, axis):
+    """Each entry's weight in its slice's NaN-ignoring mean: 1 / (non-NaN count), 0 at NaNs."""
+    kept = cast(logical_not(isnan(x)), dtype=dtype_of(x))
+    count = sum(kept, axis=axis, keepdims=True)
+    return kept / where(equal(count, 0.0), 1.0, count)
+
+
+def _nanmean(x, axis=None, keepdims=False):
+    x = np.asarray(x)
+    if x.dtype.kind not in "fc":
+        return np.mean(x, axis=axis, keepdims=keepdims)
+    total = np.nansum(x, axis=axis, keepdims=keepdims)
+    count = np.sum(~np.isnan(x), axis=axis, keepdims=keepdims, dtype=x.real.dtype)
+    with np.errstate(invalid="ignore", divide="ignore"):  # an all-NaN slice: NaN, no warning
+        return total / count
+
+
+nanmean = reduction(
+    "nanmean", _nanmean,
+    vjp=[lambda g, ans, x, axis=None, keepdims=False:
+         expand_to(g, x, axis, keepdims) * _nan_weights(x, axis)],
+    jvp=[lambda t, ans, x, axis=None, keepdims=False:
+         sum(t * _nan_weights(x, axis), axis=axis, keepdims=keepdims)],
+    sparsity=reduced(nonlinear=False))  # linear in the entries that are not NaN
+nanmean.__doc__ = """Mean of the non-NaN entries over ``axis`` (NaN for an all-NaN slice);
+the derivative is 0 at NaN entries."""

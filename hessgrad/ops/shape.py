@@ -432,22 +432,31 @@ def flip(m, axis=None):
     return getitem(m, index=index) if axes else m
 
 
+def _rot90_shape(m, k, axes):
+    shape = list(shape_of(m))
+    if k % 2:
+        shape[axes[0]], shape[axes[1]] = shape[axes[1]], shape[axes[0]]
+    return tuple(shape), dtype_of(m)
+
+
+# ``k`` quarter turns (1 to 3) in the plane of the non-negative ``axes``: linear, its
+# transpose is the turn back
+_rot90 = primitive(
+    "rot90", lambda m, k, axes: np.rot90(m, k, axes),
+    vjp=[lambda g, ans, m, k, axes: _rot90(g, k=4 - k, axes=axes)], linear=True,
+    shape_rule=_rot90_shape, sparsity=MOVES,
+    batch=lambda prim, args, flags, params, n: _rot90(
+        args[0], k=params["k"], axes=tuple(a + 1 for a in params["axes"])))
+
+
 def rot90(m, k=1, axes=(0, 1)):
     m = as_array(m, "rot90")
     ndim = len(_shape(m, "rot90", "m"))
     if len(axes) != 2:
         raise ValueError(f"rot90: len(axes) must be 2, got {axes!r}")
     a0, a1 = _axes_tuple(axes, ndim, "rot90")
-    k %= 4
-    if k == 0:
-        return m
-    if k == 2:
-        return flip(flip(m, a0), a1)
-    perm = list(range(ndim))
-    perm[a0], perm[a1] = perm[a1], perm[a0]
-    if k == 1:
-        return transpose(flip(m, a1), axes=tuple(perm))
-    return flip(transpose(m, axes=tuple(perm)), a1)
+    k = operator.index(k) % 4
+    return _rot90(m, k=k, axes=(a0, a1)) if k else m
 
 
 def pad_pairs(value, shape, name, dtype=np.int64):
