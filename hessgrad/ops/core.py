@@ -16,6 +16,7 @@ from ..engine.state import THREAD
 from ..engine.tensor import Tensor, shape_of
 from .batching import aligned, along_axis, batched_index, joined, static_shape
 from .patterns import MOVES, binary, cut, piecewise_linear, same, scatter_matrix, size
+from .shape_rules import broadcasting, same_shape, stand_in
 
 
 # Gradient seeds and fills run once or more per gradient call: they use numpy's C entry
@@ -41,15 +42,21 @@ def _ones_like(x):
     return out
 
 
-zeros_like = primitive("zeros_like", _zeros_like, nondiff=True, batch=aligned, role=ZEROS_LIKE)
-ones_like = primitive("ones_like", _ones_like, nondiff=True, batch=aligned, role=ONES_LIKE)
+zeros_like = primitive("zeros_like", _zeros_like, nondiff=True, batch=aligned,
+                       shape_rule=same_shape(_zeros_like), role=ZEROS_LIKE)
+ones_like = primitive("ones_like", _ones_like, nondiff=True, batch=aligned,
+                      shape_rule=same_shape(_ones_like), role=ONES_LIKE)
+def _params_shape(shape, dtype=np.float64, value=None):
+    return (tuple(shape) if isinstance(shape, (tuple, list)) else (int(shape),)), np.dtype(dtype)
+
+
 # constants made from params (no operands): nothing to batch but their uses
 zeros = primitive("zeros", lambda shape, dtype=np.float64: np.zeros(shape, dtype), nondiff=True,
-                  batch=per_member, role=ZEROS)
+                  batch=per_member, shape_rule=_params_shape, role=ZEROS)
 ones = primitive("ones", lambda shape, dtype=np.float64: np.ones(shape, dtype), nondiff=True,
-                 batch=per_member)
+                 batch=per_member, shape_rule=_params_shape)
 fill = primitive("fill", lambda shape, value, dtype: np.full(shape, value, dtype), nondiff=True,
-                 batch=per_member)
+                 batch=per_member, shape_rule=_params_shape)
 
 
 def _sum_to(x, shape):
@@ -121,13 +128,18 @@ def _sum_to_pattern(step):
     return binary(r @ step.deps[0])
 
 
+def _given_shape(x, shape):
+    return tuple(shape), np.result_type(stand_in(x))
+
+
 sum_to = primitive("sum_to", _sum_to,
                    vjp=[lambda g, ans, x, shape: broadcast_to(g, shape=shape_of(x))],
-                   linear=True, batch=_sum_to_batch, sparsity=_sum_to_pattern, role=SUM_TO)
+                   linear=True, batch=_sum_to_batch, sparsity=_sum_to_pattern,
+                   shape_rule=_given_shape, role=SUM_TO)
 broadcast_to = primitive("broadcast_to", _broadcast_to,
                          vjp=[lambda g, ans, x, shape: sum_to(g, shape=shape_of(x))],
                          linear=True, batch=_broadcast_to_batch, sparsity=MOVES,
-                         role=BROADCAST_TO)
+                         shape_rule=_given_shape, role=BROADCAST_TO)
 
 
 def _add_n(*xs):
@@ -142,7 +154,8 @@ def _add_n(*xs):
 
 
 add_n = primitive("add_n", _add_n, vjp=lambda g, ans, *xs: [unbroadcast(g, x) for x in xs],
-                  linear=True, batch=aligned, sparsity=piecewise_linear, role=ADD_N)
+                  linear=True, batch=aligned, sparsity=piecewise_linear,
+                  shape_rule=broadcasting("add_n", _add_n), role=ADD_N)
 
 
 def _reshape(x, shape):
@@ -156,9 +169,25 @@ def _reshape_batch(prim, args, flags, params, k):
     return reshape(args[0], shape=(k,) + shape)
 
 
+def _reshape_shape(x, shape):
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    old = shape_of(x)
+    if -1 in shape:
+        known = [d for d in shape if d != -1]
+        if old is None or None in old:
+            size = None
+        elif 0 in known:  # numpy refuses -1 beside a zero
+            return None, np.result_type(stand_in(x))
+        else:
+            size = math.prod(old) // math.prod(known)
+        shape = tuple(size if d == -1 else d for d in shape)
+    return shape, np.result_type(stand_in(x))
+
+
 reshape = primitive("reshape", _reshape,
                     vjp=[lambda g, ans, x, shape: reshape(g, shape=shape_of(x))], linear=True,
-                    batch=_reshape_batch, sparsity=MOVES, role=RESHAPE)
+                    batch=_reshape_batch, sparsity=MOVES, shape_rule=_reshape_shape,
+                    role=RESHAPE)
 
 
 def _stack_vjp(g, ans, *xs, axis=0):
@@ -166,8 +195,22 @@ def _stack_vjp(g, ans, *xs, axis=0):
     return [getitem(g, index=lead + (k,)) for k in range(len(xs))]
 
 
+def _stack_shape(*xs, axis=0):
+    if not xs:
+        return None, np.dtype(np.float64)  # numpy refuses to stack nothing
+    shapes = [shape_of(x) for x in xs]
+    dtype = np.result_type(*[stand_in(x) for x in xs])
+    if any(s is None for s in shapes) or len({len(s) for s in shapes}) != 1:
+        return None, dtype
+    shape = tuple(None if len({s[i] for s in shapes}) != 1 else shapes[0][i]
+                  for i in range(len(shapes[0])))
+    axis %= len(shape) + 1
+    return shape[:axis] + (len(xs),) + shape[axis:], dtype
+
+
 stack = primitive("stack", lambda *xs, axis=0: np.stack(xs, axis=axis), vjp=_stack_vjp,
-                  linear=True, batch=joined, sparsity=MOVES, role=STACK)
+                  linear=True, batch=joined, sparsity=MOVES, shape_rule=_stack_shape,
+                  role=STACK)
 
 
 def _unstack(x, axis=0):
@@ -285,11 +328,11 @@ def _cast_pattern(step):
 
 
 cast = primitive("cast", _cast, vjp=[_cast_vjp], linear=True, batch=aligned,
-                 sparsity=_cast_pattern, role=CAST)
+                 sparsity=_cast_pattern, shape_rule=same_shape(_cast), role=CAST)
 
 stop_gradient = primitive("stop_gradient", lambda x: x, vjp=[lambda g, ans, x: None],
                           jvp=[lambda t, ans, x: None], none_grads_ok=True, batch=aligned,
-                          sparsity=cut)
+                          sparsity=cut, shape_rule=same_shape(lambda x: x))
 stop_gradient.__doc__ = """The identity whose gradient is None: ``x`` is a constant for
 differentiation.
 
@@ -335,7 +378,7 @@ def convert_to_tensor(value, dtype=None):
 
 
 identity = primitive("identity", lambda x: x, vjp=[lambda g, ans, x: g], linear=True,
-                     batch=aligned, sparsity=same)
+                     batch=aligned, sparsity=same, shape_rule=same_shape(lambda x: x))
 
 
 def strong(x):

@@ -18,6 +18,7 @@ from .core import REAL_FLOATS, broadcast_to, cast, ones_like, zeros_like  # noqa
 from .families import elementwise
 from .patterns import (UNKNOWN, binary, cut, elementwise_nonlinear, gram, moves, only,
                        piecewise_linear, same, select, union)
+from .shape_rules import broadcasting
 
 LN2, LN10, PI = math.log(2.0), math.log(10.0), math.pi
 
@@ -42,52 +43,6 @@ def _checked(name, forward, names=_ARG_NAMES):
     checked_forward.__name__ = name
     checked_forward.unchecked = forward  # eager calls skip this frame until one fails
     return checked_forward
-
-
-def _static_broadcast(name, shapes, names=_ARG_NAMES):
-    """numpy's broadcast of static shapes, where a dimension may be unknown (None)."""
-    if any(s is None for s in shapes):
-        return None
-    ndim = max((len(s) for s in shapes), default=0)
-    out = []
-    for i in range(ndim):
-        dims = [s[len(s) - ndim + i] for s in shapes if len(s) - ndim + i >= 0]
-        known = {d for d in dims if d is not None and d != 1}
-        if len(known) > 1:
-            detail = ", ".join(f"{n} of shape {s}" for n, s in zip(names, shapes))
-            raise ValueError(f"{name}: operands cannot be broadcast together: {detail}")
-        if known:
-            out.append(known.pop())
-        elif None in dims:
-            out.append(None)
-        else:
-            out.append(1)
-    return tuple(out)
-
-
-def _stand_in(a):
-    """A 0-d value with the dtype ``a`` would have in the forward (Python scalars stay weak)."""
-    if isinstance(a, Tensor):
-        return np.ones((), a.dtype)
-    if a is None or isinstance(a, (bool, int, float, complex)):
-        return a
-    a = np.asarray(a)
-    return a.reshape(-1)[0].copy() if a.size else np.ones((), a.dtype)
-
-
-def _broadcast_shape_rule(name, forward, names=_ARG_NAMES):
-    """Graph-mode shape rule of a broadcasting op: a clear error at trace time, and the dtype
-    from running ``forward`` on 0-d stand-ins (cheap, and keeps numpy's promotion rules)."""
-    def rule(*inputs, **params):
-        shape = _static_broadcast(name, [shape_of(a) if a is not None else ()
-                                         for a in inputs], names)
-        try:
-            with np.errstate(all="ignore"):
-                dtype = np.result_type(forward(*[_stand_in(a) for a in inputs], **params))
-        except Exception:  # noqa: BLE001 - value-dependent failures (int ** -1): promotion
-            dtype = np.result_type(*[dtype_of(a) for a in inputs if a is not None])
-        return shape, dtype
-    return rule
 
 
 def _zero_vjp(g, ans, *args, **params):
@@ -126,7 +81,7 @@ def _binary_prim(name, forward, **kwargs):
     Its VJP rules may return gradients of the output's shape: the backprop core sums them
     back to each input's shape (``broadcasts``)."""
     forward = _checked(name, forward)
-    return elementwise(name, forward, shape_rule=_broadcast_shape_rule(name, forward),
+    return elementwise(name, forward, shape_rule=broadcasting(name, forward),
                      broadcasts=True, **kwargs)
 
 
@@ -526,7 +481,7 @@ clip = elementwise(
     "clip", _checked("clip", _clip_forward, ("a", "a_min", "a_max")),
     vjp=[_clip_grad(k) for k in range(3)], jvp=[_clip_grad(k) for k in range(3)], broadcasts=True,
     sparsity=piecewise_linear,
-    shape_rule=_broadcast_shape_rule("clip", _clip_forward, ("a", "a_min", "a_max")))
+    shape_rule=broadcasting("clip", _clip_forward, ("a", "a_min", "a_max")))
 
 
 # --- complex parts (real inputs: real = conj = identity, imag = 0) ------------------------
@@ -567,7 +522,7 @@ def _where_pattern(step):
 where = elementwise(
     "where", _checked("where", np.where, ("condition", "x", "y")),
     vjp=[None, _where_vjp_x, _where_vjp_y], linear=True, broadcasts=True, sparsity=_where_pattern,
-    shape_rule=_broadcast_shape_rule("where", np.where, ("condition", "x", "y")))
+    shape_rule=broadcasting("where", np.where, ("condition", "x", "y")))
 
 
 # --- comparisons, logic and floating-point classes: boolean results are constants ----------

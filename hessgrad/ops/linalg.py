@@ -14,6 +14,7 @@ from .batching import align, core_ndim, new_letter, static_shape
 from .core import REAL_FLOATS, broadcast_to, reshape, stack, sum_to, unbroadcast
 from .elementwise import conjugate
 from .patterns import UNKNOWN, broadcast_rows, contraction
+from .shape_rules import stand_in, static_broadcast
 from .reduction import sum as reduce_sum
 from .shape import expand_dims, getitem, swapaxes
 
@@ -162,10 +163,25 @@ def _matmul_pattern(step):
     return contraction(step, spec, deps, values, [full_a, full_b])
 
 
+def _matmul_shape(a, b):
+    sa, sb = shape_of(a), shape_of(b)
+    dtype = np.result_type(stand_in(a), stand_in(b))
+    if sa is None or sb is None:
+        return None, dtype
+    if not sa or not sb:
+        raise ValueError(f"matmul: operands must be at least 1-D, got shapes {sa} and {sb}")
+    ka, kb = sa[-1], sb[0] if len(sb) == 1 else sb[-2]
+    if ka is not None and kb is not None and ka != kb:
+        raise ValueError(f"matmul: contraction dimensions differ: a has shape {sa}, "
+                         f"b has shape {sb} ({ka} != {kb})")
+    batch = static_broadcast("matmul", [tuple(sa[:-2]), tuple(sb[:-2])], ("a", "b"))
+    return batch + tuple(sa[-2:-1]) + tuple(sb[-1:] if len(sb) > 1 else ()), dtype
+
+
 matmul = primitive("matmul", _check_matmul, vjp=[_matmul_vjp_a, _matmul_vjp_b],
                    jvp=[lambda t, ans, a, b: matmul(t, b), lambda t, ans, a, b: matmul(a, t)],
                    batch=_matmul_batch, batch_values=_matmul_batch_values,
-                   sparsity=_matmul_pattern)
+                   sparsity=_matmul_pattern, shape_rule=_matmul_shape)
 
 
 # --- einsum -------------------------------------------------------------------------------
@@ -292,8 +308,23 @@ def _einsum_batch(prim, args, flags, params, k):
     return bind(prim, tuple(args), dict(params, spec=",".join(terms) + "->" + letter + out))
 
 
+def _einsum_shape(*operands, spec):
+    dtype = np.result_type(*[stand_in(o) for o in operands])
+    inputs, out = spec.split("->")
+    sizes = {}
+    for term, o in zip(inputs.split(","), operands):
+        shape = shape_of(o)
+        if shape is None:
+            return None, dtype
+        for letter, d in zip(term, shape):
+            known = sizes.get(letter, 1)
+            if known == 1 or known is None and d != 1:  # size-1 axes broadcast
+                sizes[letter] = d
+    return tuple(sizes.get(letter) for letter in out), dtype
+
+
 _einsum = primitive("einsum", _einsum_forward, vjp=PerInput(_einsum_operand_vjp),
-                    jvp=PerInput(_einsum_jvp), batch=_einsum_batch,
+                    jvp=PerInput(_einsum_jvp), batch=_einsum_batch, shape_rule=_einsum_shape,
                     sparsity=lambda step: contraction(step, step.params["spec"], step.deps,
                                                       step.values, step.in_shapes))
 

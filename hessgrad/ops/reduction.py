@@ -12,6 +12,7 @@ from .elementwise import conjugate, equal, exp, logical_not, not_equal, real, sq
 from .batching import along_axis as along_one_axis
 from .families import along_axis, reduction
 from .patterns import cumulative, reduced
+from .shape_rules import reducing, same_shape
 from .shape import concatenate, transpose
 
 
@@ -174,7 +175,7 @@ linear_recurrence = primitive(
             a, t * _shift(ans, axis, -1 if reverse else 1, 0), axis=axis, reverse=reverse),
          lambda t, ans, a, b, axis, reverse=False: linear_recurrence(
             a, t, axis=axis, reverse=reverse)],
-    batch=along_one_axis(), sparsity=cumulative(nonlinear=True))
+    batch=along_one_axis(), sparsity=cumulative(nonlinear=True), shape_rule=same_shape(_recurrence))
 linear_recurrence.__doc__ = """First-order linear recurrence ``h[j] = b[j] + a[j] * h[j-1]``
 along ``axis`` (``h[j+1]`` when ``reverse``); ``a`` and ``b`` have the same shape."""
 
@@ -237,12 +238,18 @@ count_nonzero = reduction(
     lambda x, axis=None, keepdims=False: np.asarray(
         np.count_nonzero(x, axis=axis, keepdims=keepdims)),
     nondiff=True)
-argmax = along_axis(
-    "argmax", lambda x, axis=None, keepdims=False: np.argmax(x, axis=axis, keepdims=keepdims),
-    nondiff=True, axis_default=None)
-argmin = along_axis(
-    "argmin", lambda x, axis=None, keepdims=False: np.argmin(x, axis=axis, keepdims=keepdims),
-    nondiff=True, axis_default=None)
+def _argmax(x, axis=None, keepdims=False):
+    return np.argmax(x, axis=axis, keepdims=keepdims)
+
+
+def _argmin(x, axis=None, keepdims=False):
+    return np.argmin(x, axis=axis, keepdims=keepdims)
+
+
+argmax = along_axis("argmax", _argmax, nondiff=True, axis_default=None,
+                    shape_rule=reducing(_argmax))
+argmin = along_axis("argmin", _argmin, nondiff=True, axis_default=None,
+                    shape_rule=reducing(_argmin))
 
 
 # --- statistics composed of primitives ---------------------------------------------------

@@ -17,6 +17,7 @@ from ..engine.tensor import Tensor, dtype_of, shape_of
 from . import elementwise as ew
 from .batching import joined, static_shape
 from .patterns import MOVES
+from .shape_rules import stand_in
 from .core import broadcast_to as _broadcast_to, cast, getitem, reshape as _reshape, \
     scatter_add, stack as _stack, strong
 
@@ -38,9 +39,17 @@ def _transpose_batch(prim, args, flags, params, k):
     return transpose(x, axes=(0,) + tuple(a + 1 for a in core))
 
 
+def _transpose_shape(x, axes=None):
+    shape, dtype = shape_of(x), np.result_type(stand_in(x))
+    if shape is None:
+        return None, dtype
+    order = reversed(range(len(shape))) if axes is None else (a % len(shape) for a in axes)
+    return tuple(shape[a] for a in order), dtype
+
+
 transpose = primitive("transpose", lambda x, axes=None: np.transpose(x, axes),
                       vjp=[_transpose_vjp], linear=True, batch=_transpose_batch, sparsity=MOVES,
-                      role=TRANSPOSE)
+                      shape_rule=_transpose_shape, role=TRANSPOSE)
 
 
 def _concatenate_vjp(g, ans, *xs, axis=0):
@@ -55,9 +64,22 @@ def _concatenate_vjp(g, ans, *xs, axis=0):
     return grads
 
 
+def _concatenate_shape(*xs, axis=0):
+    shapes = [shape_of(x) for x in xs]
+    if not xs or any(s is None or not s for s in shapes) or len({len(s) for s in shapes}) != 1:
+        return None, np.result_type(*[stand_in(x) for x in xs]) if xs else np.dtype(np.float64)
+    dtype = np.result_type(*[stand_in(x) for x in xs])
+    axis %= len(shapes[0])
+    joined_axis = [s[axis] for s in shapes]
+    shape = [None if len({s[i] for s in shapes}) != 1 else shapes[0][i]
+             for i in range(len(shapes[0]))]
+    shape[axis] = None if None in joined_axis else sum(joined_axis)
+    return tuple(shape), dtype
+
+
 concatenate = primitive("concatenate", lambda *xs, axis=0: np.concatenate(xs, axis=axis),
                         vjp=_concatenate_vjp, linear=True, batch=joined, sparsity=MOVES,
-                        role=CONCATENATE)
+                        shape_rule=_concatenate_shape, role=CONCATENATE)
 
 
 

@@ -17,6 +17,7 @@ from .batching import along_axis as along_one_axis
 from .families import along_axis
 from .patterns import dense_linear, moves, within_lines
 from .reduction import kept_shape, mean, _axes
+from .shape_rules import same_shape
 from .shape import transpose
 
 
@@ -35,7 +36,9 @@ inverse_permutation = primitive("inverse_permutation", _inverse_permutation, non
                                 batch=along_one_axis())
 # keys stacked on the first axis, where the batch axis would go
 lexsort = primitive("lexsort", lambda keys, axis=-1: np.lexsort(keys, axis=axis), nondiff=True,
-                    batch=per_member)
+                    batch=per_member, shape_rule=lambda keys, axis=-1: (
+                        None if shape_of(keys) is None else tuple(shape_of(keys)[1:]),
+                        np.dtype(np.intp)))
 lexsort.__doc__ = """Indices sorting by the last key of ``keys`` (stacked along the first axis),
 ties broken by the previous keys (numpy.lexsort; a constant)."""
 inverse_permutation.__doc__ = """``inv`` with ``take_along_axis(perm, inv) == arange``
@@ -73,7 +76,10 @@ def _tie_mean(v, groups):
     return (sums / np.bincount(flat))[flat].reshape(v.shape).astype(v.dtype, copy=False)
 
 
-tie_groups = primitive("tie_groups", _tie_groups, nondiff=True, batch=along_one_axis())
+tie_groups = primitive("tie_groups", _tie_groups, nondiff=True, batch=along_one_axis(),
+                       shape_rule=same_shape(_tie_groups))
+
+
 def _tie_mean_batch(prim, args, flags, params, k):
     """Batched labels are unique across the batch (tie_groups of a batch labels the whole
     array); labels shared by the members are offset per member to keep them apart."""
@@ -89,7 +95,7 @@ tie_mean = primitive(
     "tie_mean", _tie_mean,
     vjp=[lambda g, ans, v, groups: tie_mean(g, groups), None],
     jvp=[lambda t, ans, v, groups: tie_mean(t, groups), None], sparsity=dense_linear,
-    batch=_tie_mean_batch)
+    batch=_tie_mean_batch, shape_rule=same_shape(_tie_mean))
 tie_mean.__doc__ = """``v`` averaged over the entries that share a label in ``groups``."""
 
 
