@@ -50,7 +50,7 @@ def _propagate(plan, n, source=0, hessian=True, budget=ENTRY_BUDGET):
             shapes = [a.shape if isinstance(a, Tensor) else np.shape(a) for a in node.inputs]
             if any(d is not None and (s is None or None in s) for d, s in zip(ins, shapes)):
                 raise TooDense
-            step = Step(node, forward, ins, values, shapes, n, hess if hessian else [], budget)
+            step = Step(node, forward, ins, values, shapes, hess if hessian else [], budget)
             rule = node.prim.sparsity
             result = dense(step, linear=node.prim.linear) if rule is None else rule(step)
         results = result if node.prim.multiple_results else (result,)

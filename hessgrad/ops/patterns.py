@@ -84,7 +84,7 @@ def gram(a, b=None):
 class Step:
     """One plan step as the rules see it."""
 
-    def __init__(self, node, forward, deps, values, in_shapes, n, hess, budget=ENTRY_BUDGET):
+    def __init__(self, node, forward, deps, values, in_shapes, hess, budget=ENTRY_BUDGET):
         self.node = node
         self.budget = budget  # a pattern with more entries is declared dense (TooDense)
         self.params = node.params
@@ -93,7 +93,6 @@ class Step:
         self.values = values
         self.in_shapes = in_shapes
         self.out_shapes = [o.shape for o in node.outputs]
-        self.n = n
         self.hess = hess
 
     @property
@@ -114,7 +113,7 @@ class Step:
         return broadcast_rows(self.deps[k], self.in_shapes[k], self.out_shape)
 
 
-def full_rows(step, u, nrows):
+def _full_rows(step, u, nrows):
     """``nrows`` copies of the single dependency row ``u``."""
     if u is None:
         return None
@@ -123,7 +122,7 @@ def full_rows(step, u, nrows):
     return binary(sp.csr_matrix(np.ones((nrows, 1), np.float32)) @ u)
 
 
-def all_union(step):
+def _all_union(step):
     rows = [sp.csr_matrix(d.sum(axis=0)) for d in step.deps if d is not None and d.shape[0]]
     return union(rows) if rows else None
 
@@ -131,7 +130,7 @@ def all_union(step):
 def dense(step, linear=False):
     """The conservative rule (and an op's without one): every output depends on everything;
     unless the op is linear, it all interacts."""
-    u = all_union(step)
+    u = _all_union(step)
     if u is not None and not linear:
         if step.over(u.nnz ** 2):
             raise TooDense
@@ -140,7 +139,7 @@ def dense(step, linear=False):
     for shape in step.out_shapes:
         if shape is None or None in shape:
             raise TooDense
-        outs.append(full_rows(step, u, size(shape)))
+        outs.append(_full_rows(step, u, size(shape)))
     return outs if step.node.prim.multiple_results else outs[0]
 
 
