@@ -95,11 +95,12 @@ def push_tangents(prim, args, params, outs, arg_tangents):
         # not data and stays as it is. A boolean operand that is data (add(mask, x)) gets a
         # zero (False) like any other: passing it through made the tangent t + mask. A
         # Python number's zero stays a Python number, which numpy's promotion treats as
-        # weakly typed (so a float32 tangent stays float32, as the primal did).
+        # weakly typed (so a float32 tangent stays float32, as the primal did); its zero is
+        # type(a)(), not a * 0 (NaN for a NaN or an infinite constant).
         vjps = prim.vjps if isinstance(prim.vjps, tuple) else ()
         filled = [t if t is not None else
                   (a if dtype_of(a) == bool and k < len(vjps) and vjps[k] is None
-                   else a * 0 if type(a) in (int, float, complex)
+                   else type(a)() if type(a) in (int, float, complex)
                    else bind(zeros_like, (a,), {}))
                   for k, (a, t) in enumerate(zip(args, arg_tangents))]
         out = bind(prim, filled, params)
