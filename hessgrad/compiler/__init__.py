@@ -34,7 +34,7 @@ import numpy as np
 from .batched import batch_program
 from .blocks import compile_blocks
 from .codegen import generate
-from .fusion import MIN_SIZE, fuse
+from .fusion import fuse
 from .ir import GROUPS, Program, size_of
 from .passes import optimize
 from .products import merge_products
@@ -42,7 +42,7 @@ from .split import SplitRunner, cached_batched, split_program
 from .streamed import stream_rows
 from .wholegraph import WholeGraph, build as build_whole_graph
 
-__all__ = ["CompiledPlan", "compile_plan", "MIN_SIZE"]  # MIN_SIZE: the default at import
+__all__ = ["CompiledPlan", "compile_plan"]
 
 
 class CompiledPlan:
@@ -225,6 +225,6 @@ def _peak_batched_size(prog, ops, flags):
 
 def compile_plan(plan, jit_kernels=True, min_kernel_size=None):
     """A :class:`CompiledPlan` for ``plan``; elementwise groups of fewer than
-    ``min_kernel_size`` elements (default :data:`hessgrad.compiler.fusion.MIN_SIZE`) stay on
+    ``min_kernel_size`` elements (default :data:`hessgrad.kernels.tuning.MIN_SIZE`) stay on
     numpy."""
     return CompiledPlan(plan, jit_kernels=jit_kernels, min_kernel_size=min_kernel_size)

@@ -13,22 +13,15 @@ indices, not read. Terms that overlap only by a shift of a few elements along th
 in numpy's order from terms kept a few iterations; an ``accumulate`` whose terms overlap
 otherwise gets a kernel of its own, one loop per term. Kernels are generated as text and
 compiled by :mod:`hessgrad.kernels.loader`. Only float64 (and boolean masks) are fused, so the
-numbers are numpy's up to rounding; groups whose loop has fewer than ``MIN_SIZE`` elements stay
+numbers are numpy's up to rounding; groups whose loop has fewer than ``tuning.MIN_SIZE`` elements stay
 on numpy.
 """
 
 import numpy as np
 
+from ..kernels import tuning
 from .ir import Op, known, size_of
 from .passes import dead_code, diagonal_of
-
-MIN_SIZE = 512
-# Numba's compile time grows faster than linearly with a kernel's size, above all with its
-# number of array arguments: the gradient of a 150-step unrolled RNN w.r.t. its weight
-# matrix (an ``add_n`` of 150 outer products) made one kernel of 16 ops and 165 arguments
-# that took 15 s to compile. Groups stop growing at this many operands (counted per op, so
-# also at most this many ops), and an op with more operands stays on numpy.
-MAX_GROUP_ARGS = 48
 
 _F64 = np.dtype(np.float64)
 _BOOL = np.dtype(bool)
@@ -169,14 +162,9 @@ def _scatter_ranges(prog, op):
     return ranges if count.max() <= 1 else None
 
 
-# Terms of an ``accumulate`` may start at most this many elements apart along the last axis
-# to join a loop (each offset keeps that many scalars between iterations).
-MAX_SHIFT = 4
-
-
 def _shifted_ranges(prog, op):
     """:func:`_term_ranges` when the terms' slices have one shape, step by 1 along the last
-    axis, start at most ``MAX_SHIFT`` apart there and coincide on the other axes (the
+    axis, start at most ``tuning.MAX_SHIFT`` apart there and coincide on the other axes (the
     gradients of ``x[1:]`` and ``x[:-1]``); None otherwise. A loop over the slices then
     adds the terms in numpy's order: each output element is complete at the iteration of
     the term that starts first, the others' values kept from the iterations before."""
@@ -187,7 +175,7 @@ def _shifted_ranges(prog, op):
     if len({len(range(*x)) for x in lasts}) != 1 or any(x[2] != 1 for x in lasts):
         return None
     starts = [x[0] for x in lasts]
-    return ranges if max(starts) - min(starts) <= MAX_SHIFT else None
+    return ranges if max(starts) - min(starts) <= tuning.MAX_SHIFT else None
 
 
 def _slice_args(start, stop, step):
@@ -249,14 +237,14 @@ def find_groups(prog, min_size=None):
     and of other readers of its operands, that loop over the same shape, when nothing outside
     a group reads a group's value before this op: the kernel then runs in this op's place,
     and no path leaves a group and comes back into it (it would pass such a reader)."""
-    min_size = MIN_SIZE if min_size is None else min_size
+    min_size = tuning.MIN_SIZE if min_size is None else min_size
     users = prog.consumers()
     group_of = {}  # value -> the group computing it element by element
     readers = {}  # value -> groups reading it
     groups = []
     for k, op in enumerate(prog.ops):
         kind, shape = _loop_kind(prog, op)
-        if kind is None or len(op.args) > MAX_GROUP_ARGS:
+        if kind is None or len(op.args) > tuning.MAX_GROUP_ARGS:
             continue
         cands = [group_of[a] for a in op.args if a in group_of]
         if kind == "map":
@@ -267,7 +255,7 @@ def find_groups(prog, min_size=None):
             if g.shape == shape and all(g is not c for c in chosen) and \
                     not g.finals.intersection(op.args) and all(u > k for u in g.outside - {k}) \
                     and g.n_args + sum(c.n_args for c in chosen) + len(op.args) \
-                    <= MAX_GROUP_ARGS:
+                    <= tuning.MAX_GROUP_ARGS:
                 chosen.append(g)
         if not chosen:
             if kind != "map":
@@ -555,7 +543,7 @@ def fuse(prog, min_size=None):
 
     if not loader.available():
         return {}
-    min_size = MIN_SIZE if min_size is None else min_size
+    min_size = tuning.MIN_SIZE if min_size is None else min_size
     kernels = []  # (source, inputs, scalars, results, ops)
     grouped = set()
     for g in find_groups(prog, min_size):

@@ -18,6 +18,7 @@ broadcast becomes a multiplication by the count).
 import numpy as np
 
 from ..engine.registry import PRIMITIVES, get
+from ..kernels import tuning
 from ..ops.core import _is_basic_index
 from .ir import Op, known, size_of
 
@@ -42,7 +43,7 @@ def _param_key(v):
     if isinstance(v, slice):
         return ("slice", _param_key(v.start), _param_key(v.stop), _param_key(v.step))
     if isinstance(v, np.ndarray):
-        if v.size <= 4096:
+        if v.size <= tuning.CSE_PARAM_MAX_SIZE:
             return ("nd", v.dtype.str, v.shape, v.tobytes())
         return ("id", id(v))
     if isinstance(v, np.dtype):
@@ -60,7 +61,7 @@ def _const_key(value):
     if isinstance(value, (bool, int, float, complex)):
         return ("py", type(value).__name__, value)
     a = np.asarray(value)
-    if a.size <= 16:
+    if a.size <= tuning.CSE_CONST_MAX_SIZE:
         return ("k", type(value).__name__, a.dtype.str, a.shape, a.tobytes())
     return ("c", id(value))
 
@@ -73,8 +74,6 @@ def _all_equal(value, x):
     return a.size > 0 and bool(np.all(a == x))
 
 
-# Constants up to this size are looked at for :func:`diagonal_of` (it scans them once).
-DIAGONAL_MAX_SIZE = 1 << 22
 _F64 = np.dtype(np.float64)
 
 
@@ -83,7 +82,7 @@ def diagonal_of(value):
     (a folded slice of an identity basis, scaled: what Jacobians push through a function):
     ``values[i]`` is its entry in row i (0.0 where the diagonal has none); None otherwise."""
     if not (isinstance(value, np.ndarray) and value.ndim == 2 and value.dtype == _F64) or \
-            min(value.shape) < 2 or value.size > DIAGONAL_MAX_SIZE:
+            min(value.shape) < 2 or value.size > tuning.DIAGONAL_MAX_SIZE:
         return None
     rows, cols = np.nonzero(value)
     if not len(rows) or np.any(cols - rows != cols[0] - rows[0]):

@@ -10,20 +10,18 @@ runs: the pair is computed there by :mod:`hessgrad.kernels.products`.
 
 import numpy as np
 
-from ..kernels import products as kernels
+from ..kernels import products as kernels, tuning
 from .ir import Op, size_of
 
 _F64 = np.dtype(np.float64)
 
-# Matrices smaller than this (elements) stay in the cache, where two BLAS calls are as fast.
-MIN_MATRIX_SIZE = 10 ** 6
 _SIDES = {"right": kernels.matvec_pair, "left": kernels.vecmat_pair}
 
 
 def matrix_vector_product(prog, op, min_size=None):
     """``(side, matrix, vector)`` of a float64 matrix-vector product (side "right": ``A @ x``,
     "left": ``g @ A``) with a matrix of at least ``min_size`` elements (default
-    ``MIN_MATRIX_SIZE``: worth merging), else None."""
+    ``tuning.MIN_MATRIX_SIZE``: worth merging), else None."""
     if op.name != "matmul" or op.params or len(op.args) != 2:
         return None
     a, b = op.args
@@ -37,7 +35,7 @@ def matrix_vector_product(prog, op, min_size=None):
     else:
         return None
     size = size_of(prog.shape(matrix))
-    if size is None or size < (MIN_MATRIX_SIZE if min_size is None else min_size):
+    if size is None or size < (tuning.MIN_MATRIX_SIZE if min_size is None else min_size):
         return None
     return side, matrix, vector
 

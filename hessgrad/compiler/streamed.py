@@ -11,6 +11,7 @@ results agree with the unfused program to rounding.
 
 import numpy as np
 
+from ..kernels import tuning
 from .fusion import ELEMENTWISE, literal
 from .ir import Op
 from .products import matrix_key, matrix_vector_product
@@ -18,10 +19,6 @@ from .products import matrix_key, matrix_vector_product
 _F64 = np.dtype(np.float64)
 _BOOL = np.dtype(bool)
 
-# Matrices of at least this many elements (32 MiB of float64, the last-level cache here) are
-# streamed: smaller ones stay in the cache between two BLAS passes, which are then faster
-# (10,000 x 100: 0.26 ms against 0.39 for the row kernel).
-STREAM_MIN_SIZE = 2 ** 22
 # Per-element templates of the ops a row kernel computes: fusion's, and tests of floats.
 TEMPLATES = dict(ELEMENTWISE, isinf=(1, "math.isinf({0})"), isnan=(1, "math.isnan({0})"),
                  isfinite=(1, "math.isfinite({0})"), logical_not=(1, "(not {0})"))
@@ -30,7 +27,7 @@ TEMPLATES = dict(ELEMENTWISE, isinf=(1, "math.isinf({0})"), isnan=(1, "math.isna
 def _product(prog, op, side):
     """The matrix of ``op`` when it is a matrix-vector product on ``side`` with a matrix worth
     streaming, else None."""
-    found = matrix_vector_product(prog, op, STREAM_MIN_SIZE)
+    found = matrix_vector_product(prog, op, tuning.STREAM_MIN_SIZE)
     return found[1] if found is not None and found[0] == side else None
 
 

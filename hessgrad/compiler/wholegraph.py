@@ -39,20 +39,8 @@ import numpy as np
 
 from .codegen import feed_checks
 from .fusion import ELEMENTWISE, PREFER_NUMPY, literal, scalar_op
+from ..kernels import tuning
 from .ir import known, size_of
-
-# Measured (benchmarks/bench_compiled.py problems, 2 cores): the gradient of a 40-op
-# sin/tanh chain breaks even with the per-op path at about 200-400 elements; Rosenbrock's
-# gradient and HVP stay faster up to 30000 elements, but from a few thousand on the fused
-# kernels of the per-op path are within 20%. Numba compiles 500 ops in 0.5-3 s, llvmlite
-# (:mod:`.native`) 1300 in 0.2 s.
-MAX_SIZE = 2048
-MAX_SIZE_SIMD = 256
-MAX_OPS = 1000  # when Numba compiles the text
-MAX_NATIVE_OPS = 20000
-# One or two numpy calls cost less than a compile saves, and stay bit-identical to numpy.
-MIN_OPS = 3
-MAX_MATMUL = 4096
 
 _F64 = np.dtype(np.float64)
 _BOOL = np.dtype(bool)
@@ -89,7 +77,7 @@ class _Emitter:
     def __init__(self, prog):
         self.prog = prog
         simd = any(op.name in PREFER_NUMPY for op in prog.ops)
-        self.max_size = MAX_SIZE_SIMD if simd else MAX_SIZE
+        self.max_size = tuning.MAX_SIZE_SIMD if simd else tuning.MAX_SIZE
         self.users = prog.consumers()
         self.fetched = set(prog.fetches)
         self.lines = []
@@ -313,7 +301,7 @@ class _Emitter:
         prog, (a, b), out = self.prog, op.args, op.outs[0]
         sa, sb = prog.shape(a), prog.shape(b)
         if len(sa) > 2 or len(sb) > 2 or not sa or not sb or prog.dtype(out) != _F64 or \
-                size_of(prog.shape(out)) * sa[-1] > MAX_MATMUL:
+                size_of(prog.shape(out)) * sa[-1] > tuning.MAX_MATMUL:
             raise Unsupported(f"matmul of shapes {sa}, {sb}")
         loop = self.enter(prog.shape(out), [], arrays=[a, b])
         k = f"k{out}"
@@ -504,7 +492,7 @@ def _schedule(prog):
 def kernel_source(prog):
     """(Numba module text, array constants passed to it, values it returns, op name of each
     fetched op output) for ``prog``; raises :class:`Unsupported`."""
-    if not MIN_OPS <= len(prog.ops) <= MAX_NATIVE_OPS or prog.variables:
+    if not tuning.MIN_OPS <= len(prog.ops) <= tuning.MAX_NATIVE_OPS or prog.variables:
         raise Unsupported(f"{len(prog.ops)} ops, or reads Variables")
     em = _Emitter(prog)
     for s in prog.feeds:
@@ -598,7 +586,7 @@ def build(prog):
     backend, kernel = "native", _native_kernel(prog, ksource, arrays, results)
     if kernel is not None:  # no exceptions to annotate: it only computes
         call, texts = kernel.call_lines(args, ns)
-    elif len(prog.ops) <= MAX_OPS:
+    elif len(prog.ops) <= tuning.MAX_OPS:
         backend, kernel = "numba", _numba_kernel(prog, ksource, [ns[f"v{c}"] for c in arrays])
         ns["_K"] = kernel
         call = ["try:", f"    _r = _K({', '.join(args)})", "except Exception as exc:",

@@ -9,7 +9,8 @@ import pytest
 
 import hessgrad as hg
 import hessgrad.numpy as hnp
-from hessgrad.compiler import fusion, wholegraph
+from hessgrad.compiler import fusion
+from hessgrad.kernels import tuning
 
 
 
@@ -55,8 +56,8 @@ def _all_modes(fn, x, rtol=1e-11):
 def small_kernels(monkeypatch):
     """Fuse even small arrays so kernels run on the small corpus problems (and keep them off
     the whole-graph path, which would otherwise take them)."""
-    monkeypatch.setattr(fusion, "MIN_SIZE", 1)
-    monkeypatch.setattr(wholegraph, "MAX_OPS", 0)
+    monkeypatch.setattr(tuning, "MIN_SIZE", 1)
+    monkeypatch.setattr(tuning, "MAX_OPS", 0)
 
 
 A = np.random.default_rng(1).standard_normal((40, 30)) / 5
