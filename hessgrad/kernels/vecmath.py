@@ -52,7 +52,8 @@ def _numpy_tanh_is_simd():
     """Whether numpy runs float64 ``tanh`` on an AVX-512 loop here (numpy 2 on such CPUs)."""
     try:
         from numpy.lib.introspect import opt_func_info  # noqa: PLC0415 - numpy >= 2.0
-        target = opt_func_info(func_name="^tanh$", signature="float64")["tanh"]["dd"]["current"]
+        name = np.tanh.__name__
+        target = opt_func_info(func_name=f"^{name}$", signature="float64")[name]["dd"]["current"]
     except Exception:  # noqa: BLE001 - an older numpy or another layout: assume the C library
         return False
     return target.startswith(("X86_V4", "AVX512"))

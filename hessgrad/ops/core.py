@@ -1,13 +1,16 @@
 """Structural primitives the engine itself needs: constants, zeros/ones, add_n, sum_to,
 broadcast_to, reshape, stack, one-hot seeds, cast, stop_gradient."""
 
+import functools
 import math
+import operator
 
 import numpy as np
 
 from ..engine.backprop import unbroadcast  # noqa: F401 - for the rules of the ops
 from ..engine.batching import per_member
 from ..engine.dispatch import bind, note_constant
+from ..engine.facts import Algebra, Lowering
 from ..engine.graph import get_default_graph
 from ..engine.registry import (ADD_N, BROADCAST_TO, CAST, ONES_LIKE, RESHAPE, STACK, SUM_TO,
                                TRANSPOSE, UNSTACK, ZEROS, ZEROS_LIKE, primitive)
@@ -39,8 +42,10 @@ def _ones_like(x):
     return out
 
 
-zeros_like = primitive("zeros_like", _zeros_like, nondiff=True, batch=aligned, role=ZEROS_LIKE)
-ones_like = primitive("ones_like", _ones_like, nondiff=True, batch=aligned, role=ONES_LIKE)
+zeros_like = primitive("zeros_like", _zeros_like, nondiff=True, batch=aligned, role=ZEROS_LIKE,
+                       lowering=Lowering(no_alias=True), algebra=Algebra(fill_value=0))
+ones_like = primitive("ones_like", _ones_like, nondiff=True, batch=aligned, role=ONES_LIKE,
+                      lowering=Lowering(no_alias=True), algebra=Algebra(fill_value=1))
 zeros = primitive("zeros", lambda shape, dtype=np.float64: np.zeros(shape, dtype), nondiff=True,
                   role=ZEROS)
 ones = primitive("ones", lambda shape, dtype=np.float64: np.ones(shape, dtype), nondiff=True)
@@ -107,10 +112,12 @@ def _broadcast_to_batch(prim, args, flags, params, k):
 
 sum_to = primitive("sum_to", _sum_to,
                    vjp=[lambda g, ans, x, shape: broadcast_to(g, shape=shape_of(x))],
-                   linear=True, batch=_sum_to_batch, role=SUM_TO)
+                   linear=True, batch=_sum_to_batch, role=SUM_TO,
+                   lowering=Lowering(array_0d=True), algebra=Algebra(noop=True))
 broadcast_to = primitive("broadcast_to", _broadcast_to,
                          vjp=[lambda g, ans, x, shape: sum_to(g, shape=shape_of(x))],
-                         linear=True, batch=_broadcast_to_batch, role=BROADCAST_TO)
+                         linear=True, batch=_broadcast_to_batch, role=BROADCAST_TO,
+                         lowering=Lowering(array_0d=True), algebra=Algebra(noop=True))
 
 
 def _add_n(*xs):
@@ -125,7 +132,9 @@ def _add_n(*xs):
 
 
 add_n = primitive("add_n", _add_n, vjp=lambda g, ans, *xs: [unbroadcast(g, x) for x in xs],
-                  linear=True, batch=aligned, role=ADD_N)
+                  linear=True, batch=aligned, role=ADD_N,
+                  lowering=Lowering(lambda *xs: functools.reduce(operator.add, xs), fresh=True),
+                  algebra=Algebra(unit=0))
 
 
 def _reshape(x, shape):
@@ -141,7 +150,8 @@ def _reshape_batch(prim, args, flags, params, k):
 
 reshape = primitive("reshape", _reshape,
                     vjp=[lambda g, ans, x, shape: reshape(g, shape=shape_of(x))], linear=True,
-                    batch=_reshape_batch, role=RESHAPE)
+                    batch=_reshape_batch, role=RESHAPE, lowering=Lowering(array_0d=True),
+                    algebra=Algebra(noop=True, compose=lambda inner, outer, shape: outer))
 
 
 def _stack_vjp(g, ans, *xs, axis=0):
@@ -231,15 +241,24 @@ def _scatter_add_batch(prim, args, flags, params, k):
 # ``getitem`` takes a normalized index (see ``ops.indexing.normalize_index``): ints, slices,
 # None, Ellipsis and integer numpy arrays (boolean masks are turned into integer arrays), so
 # that its VJP ``scatter_add`` accumulates repeated indices.
+def _whole(params, shape):
+    """Whether ``x[index]`` is all of ``x`` (full slices and Ellipsis only)."""
+    index = params["index"]
+    parts = index if isinstance(index, tuple) else (index,)
+    return all((isinstance(p, slice) and p == slice(None)) or p is Ellipsis for p in parts)
+
+
 getitem = primitive("getitem", _getitem,
                     vjp=[lambda g, ans, x, index: scatter_add(g, index=index,
                                                               shape=shape_of(x))],
-                    linear=True, shape_rule=_getitem_shape, batch=_getitem_batch)
+                    linear=True, shape_rule=_getitem_shape, batch=_getitem_batch,
+                    algebra=Algebra(noop=_whole))
 scatter_add = primitive("scatter_add", _scatter_add,
                         vjp=[lambda g, ans, x, index, shape: getitem(g, index=index)],
                         linear=True, batch=_scatter_add_batch,
                         shape_rule=lambda g, index, shape: (tuple(shape), np.result_type(
-                            g.dtype if isinstance(g, Tensor) else g)))
+                            g.dtype if isinstance(g, Tensor) else g)),
+                        lowering=Lowering(fresh=True, array_0d=True))
 
 
 def _cast_vjp(g, ans, x, dtype):
@@ -253,10 +272,12 @@ def _cast(x, dtype):
     return x.astype(dtype)
 
 
-cast = primitive("cast", _cast, vjp=[_cast_vjp], linear=True, batch=aligned, role=CAST)
+cast = primitive("cast", _cast, vjp=[_cast_vjp], linear=True, batch=aligned, role=CAST,
+                 lowering=Lowering(array_0d=True), algebra=Algebra(noop=True))
 
 stop_gradient = primitive("stop_gradient", lambda x: x, vjp=[lambda g, ans, x: None],
-                          jvp=[lambda t, ans, x: None], none_grads_ok=True, batch=aligned)
+                          jvp=[lambda t, ans, x: None], none_grads_ok=True, batch=aligned,
+                          algebra=Algebra(forwards=True))
 stop_gradient.__doc__ = """The identity whose gradient is None: ``x`` is a constant for
 differentiation.
 
@@ -302,7 +323,7 @@ def convert_to_tensor(value, dtype=None):
 
 
 identity = primitive("identity", lambda x: x, vjp=[lambda g, ans, x: g], linear=True,
-                     batch=aligned)
+                     batch=aligned, algebra=Algebra(forwards=True))
 
 
 def strong(x):

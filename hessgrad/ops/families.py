@@ -2,7 +2,9 @@
 
 Each takes :func:`hessgrad.engine.registry.primitive`'s arguments (name, forward, rules, flags)
 and fills in the family's rules where the op gives none: how it batches (see
-:mod:`.batching`). An op whose rules differ from its family's passes its own.
+:mod:`.batching`) and, for elementwise ops, what the compiler may assume (applied per element;
+a numpy ufunc forward is called with ``out=``). An op whose rules differ from its family's
+passes its own.
 
 * :func:`elementwise`: applied element by element, numpy broadcasting its operands;
 * :func:`stacked`: linear algebra on stacks of matrices ``(..., m, n)``;
@@ -10,6 +12,9 @@ and fills in the family's rules where the op gives none: how it batches (see
 * :func:`along_axis`: works along one ``axis`` (cumulative sums, sorting, argmax).
 """
 
+import numpy as np
+
+from ..engine.facts import NO_ALGEBRA, NO_LOWERING
 from ..engine.registry import primitive
 from .batching import aligned, along_axis as _along_axis, reduction as _reduction
 
@@ -21,6 +26,10 @@ def _declare(name, forward, vjp, jvp, family_batch, flags):
 
 def elementwise(name, forward, vjp=None, jvp=None, **flags):
     """An op applied element by element, broadcasting its operands as numpy does."""
+    ufunc = getattr(forward, "unchecked", forward)
+    flags["lowering"] = (flags.get("lowering") or NO_LOWERING).with_call(
+        ufunc if isinstance(ufunc, np.ufunc) else None)
+    flags["algebra"] = (flags.get("algebra") or NO_ALGEBRA).with_elementwise()
     return _declare(name, forward, vjp, jvp, aligned, flags)
 
 

@@ -7,7 +7,7 @@ import pytest
 
 import hessgrad as hg
 import hessgrad.numpy as hnp
-from hessgrad.compiler import native, wholegraph
+from hessgrad.compiler import loops, native, scalar, wholegraph
 from hessgrad.kernels import tuning
 
 pytest.importorskip("llvmlite")
@@ -119,9 +119,10 @@ def test_dense_hessian_batched_program():
 
 
 def test_text_outside_the_subset_falls_back_to_numba(monkeypatch):
-    with pytest.raises(native.Unsupported):
-        native.NativeKernel("def kernel(v0):\n    while True:\n        pass\n    return ()\n",
-                            {"v0": ((3,), np.dtype(float))}, [])
+    with pytest.raises(native.Unsupported):  # Python's arithmetic on booleans: an integer
+        v0, s = scalar.Array("v0", (3,), np.float64), scalar.Const(True)
+        kernel = loops.Kernel([v0], [loops.Assign(scalar.Var("t"), s + s)], [])
+        native.NativeKernel(kernel, loops.python_source(kernel))
     monkeypatch.setattr(native.NativeKernel, "__init__",
                         lambda *a: (_ for _ in ()).throw(native.Unsupported("test")))
     x = np.linspace(0, 1, 5)
