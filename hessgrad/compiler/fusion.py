@@ -29,33 +29,11 @@ from .diagonal import diagonal_of
 from .indexing import slice_ranges
 from .ir import Internal, dead_code, known, size_of
 from .reductions import reduced
-from .scalar import Text, literal, scalar_form
+from .scalar import Var, literal, scalar_form, scalar_op
 
 _F64 = np.dtype(np.float64)
 _BOOL = np.dtype(bool)
 FUSED = Internal("fused", Lowering(fresh=True), group=True)
-
-def scalar_op(prog, op):
-    """True when ``op`` has a scalar form for its operands, over float64/bool values (and
-    scalar or float64/bool constants; literal ones where the form says so), that a
-    generated loop can compute one element at a time."""
-    low = op.prim.lowering
-    if low.scalar is None or op.multi or op.params or \
-            (low.arity is not None and len(op.args) != low.arity):
-        return False
-    out = op.outs[0]
-    if not known(prog.shape(out)) or prog.dtype(out) not in (_F64, _BOOL):
-        return False
-    for j, a in enumerate(op.args):
-        if a in prog.consts:
-            value = prog.consts[a]
-            if literal(value) is None and (j in low.literal or not (
-                    isinstance(value, np.ndarray) and value.dtype in (_F64, _BOOL))):
-                return False
-        elif j in low.literal or not known(prog.shape(a)) or \
-                prog.dtype(a) not in (_F64, _BOOL):
-            return False
-    return True
 
 
 def _fusible(prog, op):
@@ -317,7 +295,7 @@ def kernel_source(prog, group):
             continue
         t = f"t{len(temps)}"
         temps[out] = t
-        operands = [Text(e, _BOOL if prog.dtype(a) == _BOOL else _F64)
+        operands = [Var(e, _BOOL if prog.dtype(a) == _BOOL else _F64)
                     for e, a in zip(exprs, op.args)]
         body.append(f"{t} = {scalar_form(op.prim, operands).py()}")
         if out in fetched or any(u not in members for u in users.get(out, ())):

@@ -269,14 +269,13 @@ class _Translator:
         if kind is scalar.Load:
             return self.load(e)
         if kind is scalar.Binary:
-            return self.arith(e.op, self.expr(e.x), self.expr(e.y))
+            lower = self.compare if e.op in scalar.COMPARISONS else self.arith
+            return lower(e.op, self.expr(e.x), self.expr(e.y))
         if kind is scalar.Unary:
             x = self.expr(e.x)
+            if e.op == "not ":
+                return b.xor(self.truth(x), ir.Constant(self.i1, 1))
             return b.fneg(x) if e.op == "-" else x
-        if kind is scalar.Compare:
-            return self.compare(e.op, self.expr(e.x), self.expr(e.y))
-        if kind is scalar.Not:
-            return b.xor(self.truth(self.expr(e.x)), ir.Constant(self.i1, 1))
         if kind is scalar.Select:
             cond = self.truth(self.expr(e.test))
             yes, no = self.expr(e.yes), self.expr(e.no)

@@ -152,7 +152,7 @@ def describe(report=None, options=None):
         off = options is not None and not options.runs(p)
         mark = "-" if off else "x" if report and p.name in report else " "
         count = report.get(p.name) if report else None
-        extra = f" ({count})" if count not in (None, True) else ""
+        extra = "" if count is None or count is True else f" ({count})"
         lines.append(f"[{mark}] {p.name:22s} {p.flag:11s} {p.doc}{extra}")
         for name, doc in p.steps:
             skipped = options is not None and name in options.skip
@@ -161,6 +161,7 @@ def describe(report=None, options=None):
 
 
 def summary(report):
-    """The passes that changed something, on one line: ``simplify 2, accumulate 1, codegen``."""
-    return ", ".join(name if count is True else f"{name} {count}"
+    """The passes that changed something, on one line, with how much (ops dropped, sweeps,
+    ops rewritten, kernels): ``dead_code(3), simplify(2), accumulate(1), codegen``."""
+    return ", ".join(name if count is True else f"{name}({count})"
                      for name, count in report.items())

@@ -3,9 +3,9 @@
 A primitive's scalar form (``prim.lowering.scalar``, see :mod:`hessgrad.engine.facts`) is
 called with these expressions as its operands and builds one with Python's operators and the
 facts module's helpers. Kernel generators (fused loops, row kernels, whole-graph kernels) read
-operands as :class:`Const`, :class:`Var`, :class:`Load` (an array element at an affine index)
-or :class:`Text` (a Python-only operand), and write the result with :meth:`Expr.py`; the
-whole-graph kernel's LLVM back end (:mod:`.native`) lowers the same trees.
+operands as :class:`Const`, :class:`Var` or :class:`Load` (an array element at an affine
+index) and write the result's Python text (``py()``); the whole-graph kernel's LLVM back end
+(:mod:`.native`) lowers the same trees.
 
 Types follow Numba's: float64, bool, and the integer that Python's arithmetic makes of two
 booleans (which only the Python back end computes).
@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from ..kernels import scalar as helpers
+from .ir import known
 
 F64, BOOL, INT = np.dtype(np.float64), np.dtype(np.bool_), "int"
 # calls whose result is a boolean
@@ -23,36 +24,11 @@ PREDICATES = (math.isnan, math.isinf, math.isfinite)
 
 
 class Expr:
-    """A typed scalar expression; Python's operators build larger ones."""
+    """A typed scalar expression; Python's operators build larger ones (the methods below
+    are the protocol of :mod:`hessgrad.engine.facts`' helpers)."""
 
     __slots__ = ("type",)
-
-    def __add__(self, other):
-        return Binary("+", self, other)
-
-    def __radd__(self, other):
-        return Binary("+", other, self)
-
-    def __sub__(self, other):
-        return Binary("-", self, other)
-
-    def __rsub__(self, other):
-        return Binary("-", other, self)
-
-    def __mul__(self, other):
-        return Binary("*", self, other)
-
-    def __rmul__(self, other):
-        return Binary("*", other, self)
-
-    def __truediv__(self, other):
-        return Binary("/", self, other)
-
-    def __rtruediv__(self, other):
-        return Binary("/", other, self)
-
-    def __pow__(self, other):
-        return Binary("**", self, other)
+    __hash__ = object.__hash__
 
     def __neg__(self):
         return Unary("-", self)
@@ -60,23 +36,8 @@ class Expr:
     def __pos__(self):
         return Unary("+", self)
 
-    def __lt__(self, other):
-        return Compare("<", self, other)
-
-    def __le__(self, other):
-        return Compare("<=", self, other)
-
-    def __gt__(self, other):
-        return Compare(">", self, other)
-
-    def __ge__(self, other):
-        return Compare(">=", self, other)
-
-    __hash__ = object.__hash__
-
-    # the protocol of hessgrad.engine.facts' helpers
     def compare(self, op, other):
-        return Compare(op, self, other)
+        return Binary(op, self, other)
 
     def select(self, yes, no):
         return Select(self, yes, no)
@@ -85,7 +46,23 @@ class Expr:
         return Call(fn, args)
 
     def logical_not(self):
-        return Not(self)
+        return Unary("not ", self)
+
+
+def _operator(op, reflected):
+    if reflected:
+        return lambda self, other: Binary(op, other, self)
+    return lambda self, other: Binary(op, self, other)
+
+
+for _op, _method, _reflected in (("+", "__add__", "__radd__"), ("-", "__sub__", "__rsub__"),
+                                 ("*", "__mul__", "__rmul__"), ("/", "__truediv__",
+                                 "__rtruediv__"), ("**", "__pow__", "__rpow__"),
+                                 ("<", "__lt__", None), ("<=", "__le__", None),
+                                 (">", "__gt__", None), (">=", "__ge__", None)):
+    setattr(Expr, _method, _operator(_op, False))
+    if _reflected:
+        setattr(Expr, _reflected, _operator(_op, True))
 
 
 def wrap(x):
@@ -125,7 +102,8 @@ class Const(Expr):
 
 
 class Var(Expr):
-    """A named scalar: a local of the kernel, or a 0-d operand passed as a number."""
+    """A named scalar (a local of the kernel, a 0-d operand passed as a number) or, in the
+    kernels only Numba compiles (fused loops, row kernels), any operand's text."""
 
     __slots__ = ("name",)
 
@@ -134,18 +112,6 @@ class Var(Expr):
 
     def py(self):
         return self.name
-
-
-class Text(Expr):
-    """An operand known only as Python text (a fused kernel's ``a0[i0, 3 + i1]``)."""
-
-    __slots__ = ("text",)
-
-    def __init__(self, text, type=F64):
-        self.text, self.type = text, type
-
-    def py(self):
-        return self.text
 
 
 class Affine:
@@ -209,19 +175,24 @@ class Load(Expr):
         return f"{self.array.name}[{', '.join(i.py() for i in self.index) or '()'}]"
 
 
+COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
+
+
 class Unary(Expr):
+    """``-x``, ``+x`` or ``not x``."""
+
     __slots__ = ("op", "x")
 
     def __init__(self, op, x):
         self.op, self.x = op, wrap(x)
-        self.type = INT if self.x.type == BOOL else F64
+        self.type = BOOL if op == "not " else INT if self.x.type == BOOL else F64
 
     def py(self):
         return f"({self.op}{self.x.py()})"
 
 
 class Binary(Expr):
-    """Arithmetic; ``**`` is C's pow() of two floats, as numpy's power."""
+    """Arithmetic (``**`` is C's pow() of two floats, as numpy's power) or a comparison."""
 
     __slots__ = ("op", "x", "y")
 
@@ -230,18 +201,8 @@ class Binary(Expr):
         if op == "**":
             x, y = (e.as_float() if isinstance(e, Const) else e for e in (x, y))
         self.op, self.x, self.y = op, x, y
-        self.type = INT if x.type == BOOL and y.type == BOOL else F64
-
-    def py(self):
-        return f"({self.x.py()} {self.op} {self.y.py()})"
-
-
-class Compare(Expr):
-    __slots__ = ("op", "x", "y")
-
-    def __init__(self, op, x, y):
-        self.op, self.x, self.y = op, wrap(x), wrap(y)
-        self.type = BOOL
+        self.type = BOOL if op in COMPARISONS else \
+            INT if x.type == BOOL and y.type == BOOL else F64
 
     def py(self):
         return f"({self.x.py()} {self.op} {self.y.py()})"
@@ -256,16 +217,6 @@ class Select(Expr):
 
     def py(self):
         return f"({self.yes.py()} if {self.test.py()} else {self.no.py()})"
-
-
-class Not(Expr):
-    __slots__ = ("x",)
-
-    def __init__(self, x):
-        self.x, self.type = wrap(x), BOOL
-
-    def py(self):
-        return f"(not {self.x.py()})"
 
 
 class Call(Expr):
@@ -293,6 +244,29 @@ def scalar_form(prim, operands):
     return low.scalar(*operands)
 
 
+def scalar_op(prog, op):
+    """True when ``op`` has a scalar form for its operands, over float64/bool values (and
+    scalar or float64/bool constants; literal ones where the form says so), that a
+    generated loop can compute one element at a time."""
+    low = op.prim.lowering
+    if low.scalar is None or op.multi or op.params or \
+            (low.arity is not None and len(op.args) != low.arity):
+        return False
+    out = op.outs[0]
+    if not known(prog.shape(out)) or prog.dtype(out) not in (F64, BOOL):
+        return False
+    for j, a in enumerate(op.args):
+        if a in prog.consts:
+            value = prog.consts[a]
+            if literal(value) is None and (j in low.literal or not (
+                    isinstance(value, np.ndarray) and value.dtype in (F64, BOOL))):
+                return False
+        elif j in low.literal or not known(prog.shape(a)) or \
+                prog.dtype(a) not in (F64, BOOL):
+            return False
+    return True
+
+
 # Python operators that numpy scalars compute with the ufunc's own loop: on 0-d integers (a
 # loop's counter and its condition) generated code uses them, ten times faster than a call.
 INTEGER_OPERATORS = {"+": "iu", "-": "iu", "*": "iu", "<": "iub", "<=": "iub", ">": "iub",
@@ -304,7 +278,6 @@ def python_operator(prim):
     is one Python operator of :data:`INTEGER_OPERATORS` applied to them in order, else None."""
     x, y = Var("x"), Var("y")
     e = scalar_form(prim, (x, y))
-    if isinstance(e, (Binary, Compare)) and e.x is x and e.y is y and \
-            e.op in INTEGER_OPERATORS:
+    if isinstance(e, Binary) and e.x is x and e.y is y and e.op in INTEGER_OPERATORS:
         return e.op, INTEGER_OPERATORS[e.op]
     return None

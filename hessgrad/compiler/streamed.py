@@ -15,7 +15,7 @@ from ..engine.facts import Lowering
 from ..kernels import tuning
 from .ir import Internal
 from .products import matrix_key, matrix_vector_product
-from .scalar import Text, literal, scalar_form
+from .scalar import Var, literal, scalar_form
 
 _F64 = np.dtype(np.float64)
 _BOOL = np.dtype(bool)
@@ -121,7 +121,7 @@ def kernel_source(prog, matrix, heads, body, weights, keep):
 
     def row(i, suffix, head_temps):
         """Lines computing one row's body at row index ``i``; returns them and the weight."""
-        temps = {op.outs[0]: Text(t) for op, t in zip(heads, head_temps)}
+        temps = {op.outs[0]: Var(t) for op, t in zip(heads, head_temps)}
 
         def operand(v):
             dtype = _BOOL if prog.dtype(v) == _BOOL else _F64
@@ -131,13 +131,13 @@ def kernel_source(prog, matrix, heads, body, weights, keep):
             if const is not None:
                 return const
             index = i if prog.shape(v) == (rows,) else "0" if prog.shape(v) else "()"
-            return Text(f"{argument(v)}[{index}]", dtype)
+            return Var(f"{argument(v)}[{index}]", dtype)
 
         lines = []
         for op in body:
             t = f"t{len(temps)}{suffix}"
             expr = scalar_form(op.prim, [operand(a) for a in op.args])
-            temps[op.outs[0]] = Text(t, expr.type)
+            temps[op.outs[0]] = Var(t, expr.type)
             lines.append(f"{t} = {expr.py()}")
         lines += [f"{r}[{i}] = {temps[v].py()}" for r, v in zip(out, keep)]
         return lines, temps[weights].py()

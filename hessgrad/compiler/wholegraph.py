@@ -41,13 +41,12 @@ from ..ops.core import getitem, scatter_add
 from ..ops.linalg import matmul
 from .accumulate import ACCUMULATE
 from .codegen import feed_checks
-from .fusion import scalar_op
 from .indexing import OutOfRange, basic_index, is_basic
 from .ir import known, size_of
 from .loops import AddTo, Alloc, Assign, For, Kernel, Reshape, Store, nest, python_source
 from .reductions import reduced
-from .scalar import F64, Affine, Array, Compare, Const, Load, Select, Var, literal, \
-    scalar_form
+from .scalar import F64, Array, Binary, Const, Load, Select, Var, literal, scalar_form, \
+    scalar_op
 
 _BOOL = np.dtype(bool)
 _TRANSLATIONS = {}  # primitive -> (emit(builder, op), where its loop is: "out", "operand", None)
@@ -249,7 +248,7 @@ def _cast(b, op):
     loop = b.enter(b.prog.shape(op.outs[0]), op.args)
     x = b.read_broadcast(op.args[0], loop)
     if b.prog.dtype(op.args[0]) != to:
-        x = Select(x, 1.0, 0.0) if to == F64 else Compare("!=", x, Const(0))
+        x = Select(x, 1.0, 0.0) if to == F64 else Binary("!=", x, Const(0))
     b.member(op, loop, x)
 
 
