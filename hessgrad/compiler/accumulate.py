@@ -8,7 +8,8 @@ from ..engine.facts import Lowering
 from ..engine.registry import ADD_N
 from ..ops.core import scatter_add
 from .indexing import is_basic
-from .ir import Internal, dead_code, known
+from .ir import Internal, known
+from .rewrite import Rules, sweep
 
 
 def _accumulate(*terms, shape, dtype, indices):
@@ -38,38 +39,39 @@ def _batched(prog, op, k):
 ACCUMULATE = Internal("accumulate", Lowering(fresh=True, array_0d=True), batch=_batched)
 
 
+ACCUMULATIONS = Rules()
+
+
+@ACCUMULATIONS.register(ADD_N.prim)
+def scattered_terms(sweep, op):
+    """An ``add_n`` of ``scatter_add``s of basic indices (each read only there) as an
+    ``accumulate`` of their terms."""
+    prog, out = sweep.prog, op.outs[0]
+    if not known(prog.shape(out)):
+        return None
+    dtype = prog.dtype(out)
+    terms, indices, nodes = [], [], list(op.nodes)
+    for a in op.args:
+        src = sweep.producer.get(a)
+        if src is not None and src.prim is scatter_add.primitive and a not in sweep.fetched \
+                and sweep.users.get(a) == [sweep.index] and op.args.count(a) == 1 and \
+                is_basic(src.params["index"]) and prog.dtype(a) == dtype and \
+                tuple(src.params["shape"]) == prog.shape(out):
+            terms.append(src.args[0])
+            index = src.params["index"]
+            # None among the indices means "the whole buffer"; x[None] is x[(None,)]
+            indices.append((None,) if index is None else index)
+            nodes.extend(src.nodes)
+        else:
+            terms.append(a)
+            indices.append(None)
+    if all(i is None for i in indices):
+        return None
+    return [op.replace(prim=ACCUMULATE, fn=_accumulate, args=terms, nodes=nodes,
+                       params={"shape": prog.shape(out), "dtype": dtype,
+                               "indices": tuple(indices)})]
+
+
 def accumulate(prog):
-    """Rewrite every ``add_n`` of ``scatter_add``s of basic indices (each read only there)
-    into an ``accumulate``; returns how many."""
-    users = prog.consumers()
-    producer = {o: op for op in prog.ops for o in op.outs}
-    fetched = set(prog.fetches)
-    changed = 0
-    for k, op in enumerate(prog.ops):
-        if op.prim is not ADD_N.prim or not known(prog.shape(op.outs[0])):
-            continue
-        dtype = prog.dtype(op.outs[0])
-        terms, indices, nodes = [], [], list(op.nodes)
-        for a in op.args:
-            src = producer.get(a)
-            if src is not None and src.prim is scatter_add.primitive and a not in fetched and \
-                    users.get(a) == [k] and op.args.count(a) == 1 and \
-                    is_basic(src.params["index"]) and prog.dtype(a) == dtype and \
-                    tuple(src.params["shape"]) == prog.shape(op.outs[0]):
-                terms.append(src.args[0])
-                index = src.params["index"]
-                # None among the indices means "the whole buffer"; x[None] is x[(None,)]
-                indices.append((None,) if index is None else index)
-                nodes.extend(src.nodes)
-            else:
-                terms.append(a)
-                indices.append(None)
-        if all(i is None for i in indices):
-            continue
-        prog.ops[k] = op.replace(prim=ACCUMULATE, fn=_accumulate, args=terms, nodes=nodes,
-                                 params={"shape": prog.shape(op.outs[0]), "dtype": dtype,
-                                         "indices": tuple(indices)})
-        changed += 1
-    if changed:
-        dead_code(prog)
-    return changed
+    """Rewrite every such ``add_n`` of ``prog``; returns how many."""
+    return sweep(prog, (ACCUMULATIONS,))
