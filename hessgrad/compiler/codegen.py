@@ -5,8 +5,9 @@ are deleted right after their last use; an op that declares a function taking ``
 (``Lowering.call``: a numpy ufunc) whose input is a buffer that this run created
 (``Lowering.fresh``), that nothing else refers to (every reader declares ``no_alias``) and
 that dies at that op writes its result into it (``np.add(a, b, out=a)``). Binary ops on 0-d
-integers whose scalar form is one Python operator are written as that operator. A failure gets the same note as the Plan's ("while running
-graph node ..."), found from the line that raised, at no cost when nothing fails.
+integers whose scalar form is one Python operator are written as that operator. A failure
+gets the same note as the Plan's ("while running graph node ..."), found from the line that
+raised, at no cost when nothing fails.
 """
 
 import numpy as np

@@ -32,9 +32,9 @@ result (the sum cancels to near 0 about ``logaddexp(-0.4, -1.11)``, and both car
 rounding errors of its terms) and within 1 of the exact ``log1p(exp(z))``.
 
 Each function falls back to numpy's (scipy's ``expit``) for anything but C-contiguous float64
-arrays of at least :func:`min_size` elements (:mod:`.tuning`) (``logaddexp``: two of the same shape, or one
-and a float or 0-d float64 array, either way round), for ``out`` other than an input array,
-if llvmlite cannot compile here, or when ``HESSGRAD_VECMATH=0``.
+arrays of at least :func:`min_size` elements (set in :mod:`.tuning`; ``logaddexp``: two of the
+same shape, or one and a float or 0-d float64 array, either way round), for ``out`` other than
+an input array, if llvmlite cannot compile here, or when ``HESSGRAD_VECMATH=0``.
 """
 
 import collections

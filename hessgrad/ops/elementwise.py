@@ -272,7 +272,8 @@ expm1 = elementwise("expm1", np.expm1, vjp=[lambda g, a, x: g * (a + 1.0)],
                   jvp=[lambda t, a, x: t * (a + 1.0)],
                   lowering=Lowering(lambda x: call(math.expm1, x)))
 sqrt = elementwise("sqrt", np.sqrt, vjp=[lambda g, a, x: g * 0.5 / a],
-                 jvp=[lambda t, a, x: t * 0.5 / a], lowering=Lowering(lambda x: call(math.sqrt, x)))
+                 jvp=[lambda t, a, x: t * 0.5 / a],
+                 lowering=Lowering(lambda x: call(math.sqrt, x)))
 
 
 def _sigmoid(x):
