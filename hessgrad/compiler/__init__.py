@@ -2,20 +2,16 @@
 
 ``compile_plan(plan)`` takes a :class:`~hessgrad.engine.graph.Plan` (steps left after
 constant folding) and returns a :class:`CompiledPlan` whose ``run`` computes the same
-fetches with
-
-1. the optimizer (:mod:`.passes`): dead code, common subexpressions, gradient-graph
-   simplifications, in-place accumulation of sliced gradients;
-2. when ``jit_kernels`` and the program is small and made only of ops it translates, the
-   whole program becomes one Numba function (:mod:`.wholegraph`); otherwise
-3. fusion (:mod:`.fusion`, when ``jit_kernels``): trees of large elementwise ops, with a
-   final sum, become one Numba kernel each, and two matrix-vector products with the same
-   large matrix one pass over it (:mod:`.products`);
-4. code generation (:mod:`.codegen`): one straight-line Python function over locals, freeing
-   intermediates at their last use and reusing dead buffers in place.
+fetches with the passes of :mod:`.pipeline`, in order: the optimizer (dead code, the
+simplify sweeps -- folding, the primitives' algebra, rewrites registered per primitive, common
+subexpressions --, diagonal products, in-place accumulation of sliced gradients), then the
+lowering: one compiled function for a small program (:mod:`.wholegraph`: a typed loop
+representation compiled by llvmlite or Numba), else streamed rows and merged products of large
+matrices, fused Numba kernels for large elementwise trees (:mod:`.fusion`), and straight-line
+generated Python (:mod:`.codegen`) calling numpy and those kernels.
 
 Batched runs (dense Hessians push blocks of tangents through one run) use the optimized
-program rewritten for a leading batch axis (:mod:`.batched`), fused and generated the same way.
+program rewritten for a leading batch axis (:mod:`.batched`), lowered the same way.
 
 >>> import numpy as np
 >>> import hessgrad as hg
@@ -31,18 +27,13 @@ import time
 
 import numpy as np
 
+from . import pipeline
 from .batched import batch_program
-from .blocks import compile_blocks
-from .codegen import generate
-from .fusion import MIN_SIZE, fuse
-from .ir import GROUPS, Program, size_of
-from .passes import optimize
-from .products import merge_products
+from .ir import Program, size_of
 from .split import SplitRunner, cached_batched, split_program
-from .streamed import stream_rows
-from .wholegraph import WholeGraph, build as build_whole_graph
+from .wholegraph import WholeGraph
 
-__all__ = ["CompiledPlan", "compile_plan", "MIN_SIZE"]  # MIN_SIZE: the default at import
+__all__ = ["CompiledPlan", "compile_plan"]
 
 
 class CompiledPlan:
@@ -60,27 +51,31 @@ class CompiledPlan:
             whole graph).
         compile_time: seconds spent optimizing and generating code, plus the first run
             (which compiles the Numba kernels, or loads them from the disk cache).
+        passes: the passes of :mod:`.pipeline` that changed something, with how much.
     """
 
-    def __init__(self, plan, jit_kernels=True, min_kernel_size=None):
+    def __init__(self, plan, jit_kernels=True, min_kernel_size=None, skip=None):
         start = time.perf_counter()
         self.plan = plan
         prog = Program(plan)
         self.ops_before = len(prog.ops)
         self.counts_before = prog.counts()
-        compile_blocks(prog, lambda block: CompiledPlan(block, jit_kernels, min_kernel_size))
-        optimize(prog)
-        self._optimized_ops = list(prog.ops)  # before fusion: what batched runs rewrite
+        self.options = pipeline.Options(jit_kernels, min_kernel_size, skip, lambda block:
+                                        CompiledPlan(block, jit_kernels, min_kernel_size, skip))
+        state = pipeline.run(pipeline.OPTIMIZE, pipeline.State(prog, self.options))
+        self._optimized_ops = list(prog.ops)  # before lowering: what batched runs rewrite
         self._batched = {}
         self._splits = {}
         self._peak_sizes = {}
         self.min_kernel_size = min_kernel_size
         self.jit_kernels = jit_kernels
-        generated = self._generate(prog)
+        pipeline.run(pipeline.LOWER, state)
+        self.passes = state.report
+        generated = state.generated
         self.whole_graph = isinstance(generated, WholeGraph)
         self.backend = generated.backend if self.whole_graph else "python"
         self.kernel_sources = [generated.kernel_source] if self.whole_graph else \
-            [op.extra["source"] for op in prog.ops if op.name in GROUPS]
+            [op.extra["source"] for op in prog.ops if getattr(op.prim, "group", False)]
         self.program = prog
         self.ops_after = len(prog.ops)
         self.counts_after = prog.counts()
@@ -156,17 +151,8 @@ class CompiledPlan:
         return run
 
     def _generate(self, prog):
-        """One Numba function for the whole of a small ``prog`` when it can be, else fused
-        kernels (large elementwise trees) between per-op numpy calls, with the products of a
-        large matrix streamed by rows or merged in pairs (one read of the matrix)."""
-        if not self.jit_kernels:
-            return generate(prog, {})
-        whole = build_whole_graph(prog)
-        if whole is not None:
-            return whole
-        stream_rows(prog)
-        merge_products(prog)
-        return generate(prog, fuse(prog, self.min_kernel_size))
+        """``prog`` (a batched or split program) through the lowering passes."""
+        return pipeline.run(pipeline.LOWER, pipeline.State(prog, self.options)).generated
 
     def _compile_program(self, prog):
         start = time.perf_counter()
@@ -193,7 +179,12 @@ class CompiledPlan:
         kernels = f"one {self.backend} function" if self.whole_graph else \
             f"{self.fused_kernels} fused kernel{'s' if self.fused_kernels != 1 else ''}"
         return (f"{self.ops_before} steps -> {self.ops_after} ({kernels}), "
-                f"compiled in {self.compile_time * 1e3:.1f} ms")
+                f"compiled in {self.compile_time * 1e3:.1f} ms; "
+                f"passes: {pipeline.summary(self.passes)}")
+
+    def describe_passes(self):
+        """The pipeline, one pass per line, marking those that changed this program."""
+        return pipeline.describe(self.passes, self.options)
 
 
 def _peak_batched_size(prog, ops, flags):
@@ -223,8 +214,10 @@ def _peak_batched_size(prog, ops, flags):
     return max(1, peak)
 
 
-def compile_plan(plan, jit_kernels=True, min_kernel_size=None):
+def compile_plan(plan, jit_kernels=True, min_kernel_size=None, skip=None):
     """A :class:`CompiledPlan` for ``plan``; elementwise groups of fewer than
-    ``min_kernel_size`` elements (default :data:`hessgrad.compiler.fusion.MIN_SIZE`) stay on
-    numpy."""
-    return CompiledPlan(plan, jit_kernels=jit_kernels, min_kernel_size=min_kernel_size)
+    ``min_kernel_size`` elements (default :data:`hessgrad.kernels.tuning.MIN_SIZE`) stay on
+    numpy; the passes (or simplify steps) named in ``skip`` do not run (default: those in
+    ``HESSGRAD_SKIP_PASSES``, comma-separated)."""
+    return CompiledPlan(plan, jit_kernels=jit_kernels, min_kernel_size=min_kernel_size,
+                        skip=skip)

@@ -15,18 +15,12 @@ fusion and code generation as an unbatched program.
 
 from ..engine.batching import on_values, per_member
 from ..engine.graph import CONST, PLACEHOLDER, Graph
-from ..engine.registry import PRIMITIVES
 from ..engine.tensor import Tensor
-from .ir import Op, derive, known
+from .ir import Internal, derive, known
 
 
 class Unbatchable(Exception):
     """The program cannot be rewritten (kept for callers that fall back to the interpreter)."""
-
-
-def _behind_batch(index):
-    """A basic index of the core axes applied behind the batch axis."""
-    return (slice(None),) + (index if isinstance(index, tuple) else (index,))
 
 
 class BatchedProgram:
@@ -61,28 +55,34 @@ def batch_program(prog, ops, flags, k):
 def _batched_op(prog, op, flags, k):
     """The ops that compute ``op`` on its batched operands (``prog.info`` has their batched
     shapes), writing ``op``'s outputs."""
-    if op.name == "accumulate":  # the accumulate pass's op: unbatched terms broadcast
-        params = {**op.params, "shape": (k,) + tuple(op.params["shape"]),
-                  "indices": tuple(None if i is None else _behind_batch(i)  # None: all
-                                   for i in op.params["indices"])}
-        return [Op(op.name, op.fn, op.args, params, op.outs, False, op.node, op.nodes)]
-    prim = PRIMITIVES.get(op.name)
+    prim = op.prim
+    if isinstance(prim, Internal):  # an op of the optimizer's (accumulate): its own rule
+        if prim.batch is None:
+            raise Unbatchable(f"no batching rule for the compiler's {prim.name} op")
+        return prim.batch(prog, op, k)
     avals = [prog.info.get(a, (None, None)) for a in op.args]
     # per member: one op looping at run time, not k ops spliced in
-    if prim is None or prim.batch in (None, per_member) or prim.batch_values is not None or \
+    if prim.batch in (None, per_member) or prim.batch_values is not None or \
             not all(known(shape) for shape, _ in avals) or \
             not all(known(prog.shape(o)) for o in op.outs):
-        return [_at_run_time(prim or op, op, flags, k)]
+        return [_at_run_time(op, flags, k)]
     return _traced(prog, prim, op, flags, avals, k)
 
 
-def _at_run_time(prim, op, flags, k):
+_RUN_TIME = {}  # primitive -> the Internal op that runs it batched
+
+
+def _at_run_time(op, flags, k):
     """``op`` batched by the interpreter at run time (the primitive's rule on arrays)."""
+    prim = op.prim
+    if prim not in _RUN_TIME:
+        _RUN_TIME[prim] = Internal("batched:" + prim.name, of=prim)
+
     def batched(*args, **params):
         outs = on_values(prim, args, flags, params, k)
         return outs if prim.multiple_results else outs[0]
-    return Op("batched:" + op.name, batched, op.args, op.params, op.outs, op.multi, op.node,
-              op.nodes, extra={"batched": flags})
+    return op.replace(prim=_RUN_TIME[prim], fn=batched, multi=op.multi,
+                      extra={"batched": flags})
 
 
 def _traced(prog, prim, op, flags, avals, k):
@@ -118,15 +118,18 @@ def _traced(prog, prim, op, flags, avals, k):
                 v = prog.new_value(o.shape, o.dtype)
             value_of[id(o)] = v
             outs.append(v)
-        emitted.append(Op(node.prim.name, node.prim.forward, args, node.params, tuple(outs),
-                          node.prim.multiple_results, op.node, op.nodes))
+        emitted.append(op.replace(prim=node.prim, args=args, params=node.params, outs=outs,
+                                  extra=None))
     for r, o in zip(results, op.outs):  # a result the rule passed on unchanged (an input)
         if id(r) in final or not isinstance(r, Tensor):
             source = value_of[id(r)] if isinstance(r, Tensor) else prog.new_const(r)
-            emitted.append(Op("batched:alias", _alias, [source], {}, (o,), False, op.node,
-                              op.nodes))
+            emitted.append(op.replace(prim=_ALIAS, fn=_alias, args=[source], params={},
+                                      outs=(o,), multi=False, extra=None))
     return emitted
 
 
 def _alias(x):
     return x
+
+
+_ALIAS = Internal("batched:alias")

@@ -11,7 +11,7 @@ from ..engine.graph import Plan
 def compile_blocks(prog, compile_plan):
     """Replace every :class:`Plan` in the params of ``prog``'s ops by ``compile_plan(plan)``
     (which compiles the plans nested in it the same way); a plan that fails to compile
-    stays as it is, with a warning, as a whole graph does."""
+    stays as it is, with a warning, as a whole graph does. Returns how many were compiled."""
     compiled = {}  # id(plan) -> compiled: a loop's VJP may share its blocks' plans
     for op in prog.ops:
         if not any(isinstance(v, Plan) for v in op.params.values()):
@@ -23,6 +23,7 @@ def compile_blocks(prog, compile_plan):
                     compiled[id(plan)] = _compile(plan, compile_plan, op.name)
                 params[key] = compiled[id(plan)]
         op.params = params
+    return len(compiled)
 
 
 def _compile(plan, compile_plan, name):

@@ -1,44 +1,20 @@
 """Straight-line Python for an optimized program: one function, locals instead of an env list.
 
 Forward functions, params and constants are bound in the function's globals; intermediates
-are deleted right after their last use; a binary or unary ufunc whose input is a buffer that
-this run created, that nothing else refers to and that dies at that op writes its result
-into it (``np.add(a, b, out=a)``). A failure gets the same note as the Plan's ("while running
-graph node ..."), found from the line that raised, at no cost when nothing fails.
+are deleted right after their last use; an op that declares a function taking ``out=``
+(``Lowering.call``: a numpy ufunc) whose input is a buffer that this run created
+(``Lowering.fresh``), that nothing else refers to (every reader declares ``no_alias``) and
+that dies at that op writes its result into it (``np.add(a, b, out=a)``). Binary ops on 0-d
+integers whose scalar form is one Python operator are written as that operator. A failure
+gets the same note as the Plan's ("while running graph node ..."), found from the line that
+raised, at no cost when nothing fails.
 """
 
 import numpy as np
 
 from ..engine.tensor import Tensor
-from ..kernels import vecmath
-from ..ops.linalg import matmul_kernel
 from .ir import known
-
-# Primitives that are numpy ufuncs applied as is (tanh, logaddexp: their vectorised stand-ins):
-# usable with ``out=`` and always returning a fresh array for array inputs.
-UFUNCS = {
-    "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.true_divide,
-    "negative": np.negative, "exp": np.exp, "log": np.log, "log1p": np.log1p,
-    "expm1": np.expm1, "sqrt": np.sqrt, "tanh": vecmath.tanh, "sin": np.sin, "cos": np.cos,
-    "absolute": np.abs, "square": np.square, "maximum": np.maximum, "minimum": np.minimum,
-    "power": np.power, "reciprocal": np.reciprocal, "logaddexp": vecmath.logaddexp,
-}
-# Primitives whose forward checks its operands' shapes, then calls the numpy function this
-# picks from their shapes and dtypes: with every shape known at trace time (and so checked
-# there), the bare function.
-SHAPE_CHECKED = {"matmul": matmul_kernel}
-# Binary ops on 0-d integers (a loop's counter and its condition) as Python operators: numpy
-# scalars compute them with the same ufunc loop, ten times faster than a ufunc call.
-SCALAR_OPERATORS = {"add": "+", "subtract": "-", "multiply": "*", "less": "<",
-                    "less_equal": "<=", "greater": ">", "greater_equal": ">=", "equal": "==",
-                    "not_equal": "!="}
-# Ops whose result never shares memory with an input (so an input can be recycled later).
-NO_ALIAS = set(UFUNCS) | {"fused", "accumulate", "sum", "mean", "matmul", "matmul_pair",
-                          "rows_streamed",
-                          "scatter_add", "add_n", "sigmoid", "where", "ones_like", "zeros_like"}
-# Ops whose array results are fresh buffers owned by this run.
-FRESH = set(UFUNCS) | {"fused", "accumulate", "matmul", "matmul_pair", "rows_streamed",
-                       "scatter_add", "add_n"}
+from .scalar import python_operator
 
 
 def _feed_value(v, dtype, shape, name):
@@ -91,24 +67,32 @@ def feed_checks(prog, ns, contiguous=False):
 def _note_for(op):
     node = op.node
     where = f"while running graph node {node.name} (op {node.prim.name})"
-    if op.name == "fused":
-        where += " in a fused kernel of " + ", ".join(
+    if getattr(op.prim, "group", False):
+        where += f" in a {op.name} kernel of " + ", ".join(
             f"{n.name} ({n.prim.name})" for n in op.nodes)
     return where
 
 
-def _integer_scalars(prog, op):
-    """True for a SCALAR_OPERATORS op over two 0-d integer values (booleans too, compared),
-    one of them computed at run time: a numpy scalar, so the operator runs numpy's ufunc."""
-    if op.name not in SCALAR_OPERATORS or op.params or op.multi or len(op.args) != 2 or \
-            prog.shape(op.outs[0]) != () or all(a in prog.consts for a in op.args):
-        return False
-    kinds = "iu" if op.name in ("add", "subtract", "multiply") else "iub"
+def _integer_operator(prog, op):
+    """The Python operator of an op over two 0-d integer values (booleans too, compared),
+    one of them computed at run time: a numpy scalar, so the operator runs numpy's ufunc;
+    None for another op."""
+    if op.params or op.multi or len(op.args) != 2 or prog.shape(op.outs[0]) != () or \
+            all(a in prog.consts for a in op.args):
+        return None
+    found = _OPERATORS.get(op.prim, False)
+    if found is False:
+        found = _OPERATORS[op.prim] = python_operator(op.prim)
+    if found is None:
+        return None
     for a in op.args:
         dtype = prog.dtype(a)
-        if prog.shape(a) != () or dtype is None or dtype.kind not in kinds:
-            return False
-    return True
+        if prog.shape(a) != () or dtype is None or dtype.kind not in found[1]:
+            return None
+    return found[0]
+
+
+_OPERATORS = {}  # primitive -> python_operator(primitive), found once
 
 
 class Generated:
@@ -149,12 +133,12 @@ def generate(prog, kernel_calls=None, name="compiled_graph"):
     def owned(v):
         """A buffer this run made, referenced by nobody else, that no view can outlive."""
         src = producer.get(v)
-        if src is None or src.name not in FRESH or v in fetched or v in consts:
+        if src is None or not src.prim.lowering.fresh or v in fetched or v in consts:
             return False
         shape = prog.shape(v)
         if not known(shape) or len(shape) == 0:
             return False
-        return all(prog.ops[u].name in NO_ALIAS for u in users.get(v, ()))
+        return all(prog.ops[u].prim.lowering.no_alias for u in users.get(v, ()))
 
     lines = []
     line_ops = {}
@@ -169,16 +153,17 @@ def generate(prog, kernel_calls=None, name="compiled_graph"):
         if op.multi:
             outs += "," if len(op.outs) == 1 else ""
         args = [ref(a) for a in op.args]
-        call, post = None, ()
+        low = op.prim.lowering
+        call, post, operator = None, (), _integer_operator(prog, op)
         if id(op) in kernel_calls:
             make, bound, post = kernel_calls[id(op)]
             ns.update(bound)
             call = make(args)
-        elif _integer_scalars(prog, op):
-            call = f"({args[0]} {SCALAR_OPERATORS[op.name]} {args[1]})"
-        elif op.name in UFUNCS and not op.params and not op.multi:
+        elif operator is not None:
+            call = f"({args[0]} {operator} {args[1]})"
+        elif low.call is not None and not op.params and not op.multi:
             out_shape, out_dtype = prog.shape(op.outs[0]), prog.dtype(op.outs[0])
-            ns[f"u{k}"] = UFUNCS[op.name]
+            ns[f"u{k}"] = low.call
             target = None
             if known(out_shape):
                 for a in op.args:
@@ -190,10 +175,10 @@ def generate(prog, kernel_calls=None, name="compiled_graph"):
                 call = f"u{k}({', '.join(args)}, out=v{target})"
             elif known(out_shape):  # shapes checked at trace time: the bare ufunc
                 call = f"u{k}({', '.join(args)})"
-        elif op.name in SHAPE_CHECKED and not op.params and \
+        elif low.specialize is not None and not op.params and \
                 all(known(prog.shape(a)) for a in op.args):
-            ns[f"u{k}"] = SHAPE_CHECKED[op.name](*[prog.shape(a) for a in op.args],
-                                                 *[prog.dtype(a) for a in op.args])
+            ns[f"u{k}"] = low.specialize(*[prog.shape(a) for a in op.args],
+                                         *[prog.dtype(a) for a in op.args])
             call = f"u{k}({', '.join(args)})"
         if call is None:
             ns[f"F{k}"] = op.fn

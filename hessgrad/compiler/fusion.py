@@ -1,7 +1,7 @@
 """Fusion of elementwise ops into multi-output Numba kernels.
 
-Elementwise ops (identified by primitive name) and ``add_n`` over one shape, sums (``sum``,
-``sum_to``) of their results and ``accumulate`` ops whose terms fill slices of that shape form
+Ops with a scalar form (``prim.lowering.scalar``) over one shape, sums of their results
+(:mod:`.reductions`) and ``accumulate`` ops whose terms fill slices of that shape form
 convex groups (:func:`find_groups`). A group becomes one loop over its shape (inputs indexed
 with their broadcast strides written out statically, sliced ``getitem`` views through their
 arrays) that keeps every intermediate in a register: a value leaves the kernel as an array
@@ -13,130 +13,38 @@ indices, not read. Terms that overlap only by a shift of a few elements along th
 in numpy's order from terms kept a few iterations; an ``accumulate`` whose terms overlap
 otherwise gets a kernel of its own, one loop per term. Kernels are generated as text and
 compiled by :mod:`hessgrad.kernels.loader`. Only float64 (and boolean masks) are fused, so the
-numbers are numpy's up to rounding; groups whose loop has fewer than ``MIN_SIZE`` elements stay
-on numpy.
+numbers are numpy's up to rounding; groups whose loop has fewer than ``tuning.MIN_SIZE``
+elements stay on numpy, and so do ops whose numpy loop beats a scalar one
+(``Lowering.simd``): they split the trees around them.
 """
 
 import numpy as np
 
-from .ir import Op, known, size_of
-from .passes import dead_code, diagonal_of
-
-MIN_SIZE = 512
-# Numba's compile time grows faster than linearly with a kernel's size, above all with its
-# number of array arguments: the gradient of a 150-step unrolled RNN w.r.t. its weight
-# matrix (an ``add_n`` of 150 outer products) made one kernel of 16 ops and 165 arguments
-# that took 15 s to compile. Groups stop growing at this many operands (counted per op, so
-# also at most this many ops), and an op with more operands stays on numpy.
-MAX_GROUP_ARGS = 48
+from ..engine.facts import Lowering
+from ..kernels import tuning
+from ..ops.control_flow import tensor_array_read_adjoint
+from ..ops.core import getitem
+from .accumulate import ACCUMULATE
+from .diagonal import diagonal_of
+from .indexing import slice_ranges
+from .ir import Internal, dead_code, known, size_of
+from .reductions import reduced
+from .scalar import Var, literal, scalar_form, scalar_op
 
 _F64 = np.dtype(np.float64)
 _BOOL = np.dtype(bool)
-
-# name -> (arity, template over argument expressions)
-ELEMENTWISE = {
-    "add": (2, "({0} + {1})"), "subtract": (2, "({0} - {1})"),
-    "multiply": (2, "({0} * {1})"), "divide": (2, "({0} / {1})"),
-    "negative": (1, "(-{0})"), "positive": (1, "(+{0})"), "square": (1, "({0} * {0})"),
-    "reciprocal": (1, "(1.0 / {0})"), "power": (2, "({0} ** {1})"),
-    "exp": (1, "math.exp({0})"), "log": (1, "math.log({0})"), "log1p": (1, "math.log1p({0})"),
-    "expm1": (1, "math.expm1({0})"), "sqrt": (1, "math.sqrt({0})"),
-    "tanh": (1, "math.tanh({0})"), "sin": (1, "math.sin({0})"), "cos": (1, "math.cos({0})"),
-    "tan": (1, "math.tan({0})"), "sinh": (1, "math.sinh({0})"), "cosh": (1, "math.cosh({0})"),
-    "arctan": (1, "math.atan({0})"), "absolute": (1, "abs({0})"), "fabs": (1, "abs({0})"),
-    "sign": (1, "_k.sign({0})"), "sigmoid": (1, "_k.sigmoid({0})"),
-    "logaddexp": (2, "_k.logaddexp({0}, {1})"), "maximum": (2, "_k.maximum({0}, {1})"),
-    "minimum": (2, "_k.minimum({0}, {1})"), "where": (3, "({1} if {0} else {2})"),
-    "greater": (2, "({0} > {1})"), "less": (2, "({0} < {1})"),
-    "greater_equal": (2, "({0} >= {1})"), "less_equal": (2, "({0} <= {1})"),
-    "equal": (2, "({0} == {1})"), "not_equal": (2, "({0} != {1})"),
-}
-
-
-# numpy (exp, log: SIMD loops on AVX2/AVX-512) and hessgrad.kernels.vecmath (tanh, sigmoid,
-# logaddexp on float64) run these several times faster than Numba's scalar libm calls, so a
-# fused loop would lose what it saves in memory traffic: they stay calls of their own (in
-# place into a dead buffer where one exists) and split the trees around them.
-PREFER_NUMPY = {"exp", "log", "tanh", "sigmoid", "logaddexp"}
-
-
-def literal(value):
-    """Source text for a scalar constant, or None when it is not a plain scalar."""
-    if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "biu":
-        value = value.item()  # a 0-d integer or boolean array (``1 - x`` traces one)
-    if isinstance(value, (bool, np.bool_)):
-        return repr(bool(value))
-    if isinstance(value, (int, np.integer)) and abs(int(value)) < 2**53:
-        return repr(int(value))
-    if isinstance(value, float) or (isinstance(value, np.ndarray) and value.shape == ()
-                                    and value.dtype == _F64) or \
-            isinstance(value, np.float64):
-        x = float(value)
-        if np.isfinite(x):
-            return repr(x)
-        return "math.nan" if x != x else ("math.inf" if x > 0 else "-math.inf")
-    return None
-
-
-def scalar_op(prog, op):
-    """True when ``op`` is an ELEMENTWISE op over float64/bool values (and scalar or
-    float64/bool constants) that a generated loop can compute one element at a time."""
-    spec = ELEMENTWISE.get(op.name)
-    if spec is None or op.multi or op.params or len(op.args) != spec[0]:
-        return False
-    out = op.outs[0]
-    if not known(prog.shape(out)) or prog.dtype(out) not in (_F64, _BOOL):
-        return False
-    for a in op.args:
-        if a in prog.consts:
-            value = prog.consts[a]
-            if literal(value) is None and not (isinstance(value, np.ndarray)
-                                                and value.dtype in (_F64, _BOOL)):
-                return False
-        elif not known(prog.shape(a)) or prog.dtype(a) not in (_F64, _BOOL):
-            return False
-    if op.name == "power" and (op.args[1] not in prog.consts or
-                               literal(prog.consts[op.args[1]]) is None):
-        return False  # power with a scalar exponent only
-    return True
+FUSED = Internal("fused", Lowering(fresh=True), group=True)
 
 
 def _fusible(prog, op):
-    return op.name not in PREFER_NUMPY and scalar_op(prog, op)
+    return not op.prim.lowering.simd and scalar_op(prog, op)
 
 
-def _reduced_axes(prog, op):
-    """For a float64 ``sum`` or ``sum_to``: the loop axis (or None: a unit axis) behind each
-    axis of its result; None for another op."""
-    if op.name not in ("sum", "sum_to") or op.multi or len(op.args) != 1:
-        return None
-    x, out = op.args[0], op.outs[0]
-    shape, out_shape = prog.shape(x), prog.shape(out)
-    if not (known(shape) and known(out_shape)) or prog.dtype(x) != _F64 or \
-            prog.dtype(out) != _F64:
-        return None
-    nd = len(shape)
-    if op.name == "sum_to":
-        lead = nd - len(out_shape)
-        return [None if d == 1 and shape[lead + j] != 1 else lead + j
-                for j, d in enumerate(out_shape)]
-    if set(op.params) - {"axis", "keepdims"}:
-        return None
-    axis = op.params.get("axis")
-    axes = range(nd) if axis is None or not nd else \
-        [a % nd for a in (axis if isinstance(axis, tuple) else (axis,))]  # 0-d: axis 0 is ()
-    keep = op.params.get("keepdims", False)
-    return [None if d in axes else d for d in range(nd) if keep or d not in axes]
-
-
-def _slice_ranges(index, shape):
-    """``(start, stop, step)`` per axis of ``shape`` for a basic index made of slices only;
-    None for another index."""
-    parts = list(index) if isinstance(index, tuple) else [index]
-    if len(parts) > len(shape) or not all(isinstance(p, slice) for p in parts):
-        return None
-    parts += [slice(None)] * (len(shape) - len(parts))
-    return tuple(p.indices(n) for p, n in zip(parts, shape))
+def _sums(prog, op):
+    """The kept axes of a sum (not a mean: numpy divides after its own summation order) a
+    kernel adds up in its loop; None otherwise."""
+    found = reduced(prog, op)
+    return None if found is None or found[1] else found[0]
 
 
 def _term_ranges(prog, op):
@@ -144,12 +52,12 @@ def _term_ranges(prog, op):
     terms of known shapes that broadcast to their slices: each term's :func:`_slice_ranges`;
     None otherwise."""
     shape = prog.shape(op.outs[0])
-    if op.name != "accumulate" or not known(shape) or not shape or \
+    if op.prim is not ACCUMULATE or not known(shape) or not shape or \
             prog.dtype(op.outs[0]) != _F64:
         return None
     ranges = []
     for term, index in zip(op.args, op.params["indices"]):
-        r = _slice_ranges(() if index is None else index, shape)
+        r = slice_ranges(() if index is None else index, shape)
         if r is None or prog.dtype(term) != _F64 or not known(prog.shape(term)) or \
                 not _broadcasts_to(prog.shape(term), tuple(len(range(*x)) for x in r)):
             return None
@@ -169,14 +77,9 @@ def _scatter_ranges(prog, op):
     return ranges if count.max() <= 1 else None
 
 
-# Terms of an ``accumulate`` may start at most this many elements apart along the last axis
-# to join a loop (each offset keeps that many scalars between iterations).
-MAX_SHIFT = 4
-
-
 def _shifted_ranges(prog, op):
     """:func:`_term_ranges` when the terms' slices have one shape, step by 1 along the last
-    axis, start at most ``MAX_SHIFT`` apart there and coincide on the other axes (the
+    axis, start at most ``tuning.MAX_SHIFT`` apart there and coincide on the other axes (the
     gradients of ``x[1:]`` and ``x[:-1]``); None otherwise. A loop over the slices then
     adds the terms in numpy's order: each output element is complete at the iteration of
     the term that starts first, the others' values kept from the iterations before."""
@@ -187,7 +90,7 @@ def _shifted_ranges(prog, op):
     if len({len(range(*x)) for x in lasts}) != 1 or any(x[2] != 1 for x in lasts):
         return None
     starts = [x[0] for x in lasts]
-    return ranges if max(starts) - min(starts) <= MAX_SHIFT else None
+    return ranges if max(starts) - min(starts) <= tuning.MAX_SHIFT else None
 
 
 def _slice_args(start, stop, step):
@@ -206,12 +109,7 @@ def _loop_kind(prog, op):
     its result, all slices of one loop shape); None otherwise."""
     if _fusible(prog, op):
         return "map", prog.shape(op.outs[0])
-    if op.name == "add_n" and not op.multi and prog.dtype(op.outs[0]) == _F64 and \
-            known(prog.shape(op.outs[0])) and all(
-                (a in prog.consts and literal(prog.consts[a]) is not None) or
-                (prog.dtype(a) == _F64 and known(prog.shape(a))) for a in op.args):
-        return "map", prog.shape(op.outs[0])
-    if _reduced_axes(prog, op) is not None:
+    if _sums(prog, op) is not None:
         return "reduce", prog.shape(op.args[0])
     ranges = _scatter_ranges(prog, op) or _shifted_ranges(prog, op)
     if ranges:
@@ -249,14 +147,14 @@ def find_groups(prog, min_size=None):
     and of other readers of its operands, that loop over the same shape, when nothing outside
     a group reads a group's value before this op: the kernel then runs in this op's place,
     and no path leaves a group and comes back into it (it would pass such a reader)."""
-    min_size = MIN_SIZE if min_size is None else min_size
+    min_size = tuning.MIN_SIZE if min_size is None else min_size
     users = prog.consumers()
     group_of = {}  # value -> the group computing it element by element
     readers = {}  # value -> groups reading it
     groups = []
     for k, op in enumerate(prog.ops):
         kind, shape = _loop_kind(prog, op)
-        if kind is None or len(op.args) > MAX_GROUP_ARGS:
+        if kind is None or len(op.args) > tuning.MAX_GROUP_ARGS:
             continue
         cands = [group_of[a] for a in op.args if a in group_of]
         if kind == "map":
@@ -267,7 +165,7 @@ def find_groups(prog, min_size=None):
             if g.shape == shape and all(g is not c for c in chosen) and \
                     not g.finals.intersection(op.args) and all(u > k for u in g.outside - {k}) \
                     and g.n_args + sum(c.n_args for c in chosen) + len(op.args) \
-                    <= MAX_GROUP_ARGS:
+                    <= tuning.MAX_GROUP_ARGS:
                 chosen.append(g)
         if not chosen:
             if kind != "map":
@@ -319,7 +217,7 @@ def kernel_source(prog, group):
         if a in temps:
             return temps[a]
         if a in prog.consts and literal(prog.consts[a]) is not None:
-            return literal(prog.consts[a])
+            return literal(prog.consts[a]).py()
         a_shape = prog.shape(a)
         lead = nd - len(a_shape)
         index = ["0" if d == 1 and shape[lead + j] != 1 else idx[lead + j]
@@ -332,9 +230,9 @@ def kernel_source(prog, group):
             entry = entry if isinstance(entry, str) else argument(entry, [row])
             return f"({entry} if {col} - {row} == {offset} else 0.0)"
         view = producer.get(a)
-        ranges = None if view is None or view.name != "getitem" or not a_shape or \
+        ranges = None if view is None or view.prim is not getitem.primitive or not a_shape or \
             not known(prog.shape(view.args[0])) else \
-            _slice_ranges(view.params["index"], prog.shape(view.args[0]))
+            slice_ranges(view.params["index"], prog.shape(view.args[0]))
         if ranges is not None:
             # a sliced view is read through its array: a strided view would make Numba
             # compile a slower loop for any-layout arrays
@@ -349,7 +247,7 @@ def kernel_source(prog, group):
     def read_row(v, row):
         """``v`` (a literal, a scalar or a batch of scalars) for batch member ``row``."""
         if v in prog.consts and literal(prog.consts[v]) is not None:
-            return literal(prog.consts[v])
+            return literal(prog.consts[v]).py()
         return argument(v, [row])
 
     def argument(a, index):
@@ -371,7 +269,7 @@ def kernel_source(prog, group):
 
     for _, op in group.ops:
         out = op.outs[0]
-        if op.name == "accumulate":
+        if op.prim is ACCUMULATE:
             out_shape, terms = prog.shape(out), _scatter_ranges(prog, op)
             if terms is None:
                 r = result(out, f"np.zeros({out_shape!r})")
@@ -379,7 +277,7 @@ def kernel_source(prog, group):
                                body, before_inner, after_inner)
                 continue
             covered = len(set(terms)) * size_of(shape) == size_of(out_shape)
-            r = result(out, f"np.{'empty' if covered else 'zeros'}({out_shape!r})")
+            r = result(out, f"{'np.empty' if covered else 'np.zeros'}({out_shape!r})")
             written = set()  # terms into the same slice are added in numpy's order
             for term, ranges in zip(op.args, terms):
                 at = ", ".join(_affine(start, step, i) for (start, _, step), i in zip(ranges, idx))
@@ -387,7 +285,7 @@ def kernel_source(prog, group):
                 written.add(ranges)
             continue
         exprs = [read(a) for a in op.args]
-        kept = _reduced_axes(prog, op)
+        kept = _sums(prog, op)
         if kept is not None:
             out_shape = prog.shape(out)
             r = result(out, f"np.zeros({out_shape!r})" if out_shape else "0.0")
@@ -397,8 +295,9 @@ def kernel_source(prog, group):
             continue
         t = f"t{len(temps)}"
         temps[out] = t
-        body.append(f"{t} = " + ("(" + " + ".join(exprs) + ")" if op.name == "add_n"
-                                 else ELEMENTWISE[op.name][1].format(*exprs)))
+        operands = [Var(e, _BOOL if prog.dtype(a) == _BOOL else _F64)
+                    for e, a in zip(exprs, op.args)]
+        body.append(f"{t} = {scalar_form(op.prim, operands).py()}")
         if out in fetched or any(u not in members for u in users.get(out, ())):
             dtype = "np.bool_" if prog.dtype(out) == _BOOL else "np.float64"
             r = result(out, f"np.empty({tuple(shape)!r}, dtype={dtype})")
@@ -463,7 +362,7 @@ def _one_hot_rows(prog, op):
     rows ``hessians`` starts its batches from): zeros but ``value`` at column ``rows[b]``
     of row ``b``, a ``(k, n)`` float64 array that a kernel computes from its indices. None
     for another op."""
-    if op is None or op.name != "batched:tensor_array_read_adjoint" or \
+    if op is None or getattr(op.prim, "of", None) is not tensor_array_read_adjoint.primitive or \
             op.params.get("prefix") or op.extra is None:
         return None
     (value, rows, like), (batched_value, batched_rows, batched_like) = op.args, \
@@ -486,7 +385,7 @@ def _diagonal_entry(prog, value):
     offset, values = found
     on = values[max(0, -offset):min(len(values), value.shape[1] - offset)]
     if np.all(on == on[0]):
-        return offset, literal(on[0])
+        return offset, literal(on[0]).py()
     return offset, prog.new_const(values)
 
 
@@ -518,7 +417,7 @@ def accumulate_source(prog, op, ranges):
         idx = [f"i{d}" for d in range(len(loop))]
         lead = len(loop) - len(term_shape)
         if literal(value) is not None:
-            read = literal(value)
+            read = literal(value).py()
         elif not term_shape:
             read = arg(term)
             scalars.append(term)
@@ -555,7 +454,7 @@ def fuse(prog, min_size=None):
 
     if not loader.available():
         return {}
-    min_size = MIN_SIZE if min_size is None else min_size
+    min_size = tuning.MIN_SIZE if min_size is None else min_size
     kernels = []  # (source, inputs, scalars, results, ops)
     grouped = set()
     for g in find_groups(prog, min_size):
@@ -573,8 +472,9 @@ def fuse(prog, min_size=None):
     drop = set()
     for n, (source, inputs, scalars, results, ops) in enumerate(kernels):
         kernel = loader.load(source)
-        fused = Op("fused", kernel, inputs, {}, results, len(results) > 1, ops[-1].node,
-                   [op.node for op in ops], extra={"source": source})
+        fused = ops[-1].replace(prim=FUSED, fn=kernel, args=inputs, params={}, outs=results,
+                                multi=len(results) > 1, nodes=[op.node for op in ops],
+                                extra={"source": source})
         name = f"K{n}"
         converters = {a: ("bool" if prog.dtype(a) == _BOOL else "float") for a in scalars}
         position = {inputs.index(a): converters[a] for a in scalars}

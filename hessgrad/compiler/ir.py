@@ -2,29 +2,46 @@
 
 A value is an int. Constants (folded by the Plan, Python numbers, arrays) live in
 ``Program.consts``; everything else is a feed, a Variable read, or an op output. The static
-shape and dtype of every value known at trace time is in ``Program.info``.
+shape and dtype of every value known at trace time is in ``Program.info``. An op is its
+primitive (what the compiler knows of it: ``prim.lowering``, ``prim.algebra``) or an
+:class:`Internal` op the compiler made, applied to values.
 """
 
 import numpy as np
 
+from ..engine.facts import NO_ALGEBRA, NO_LOWERING
 from ..engine.graph_text import aval_text, param_text
 
 
-# Compiler ops that stand for several graph nodes (listed by name in ``describe``).
-GROUPS = ("fused", "rows_streamed")
+class Internal:
+    """An op the compiler makes (a fused kernel, an in-place accumulation, ...), with the
+    facts a primitive declares: ``group`` when it stands for several graph nodes (their names
+    are listed in ``describe``), ``batch(prog, op, k)`` when a batched program rewrites it."""
+
+    effects, writes, multiple_results, algebra = False, None, False, NO_ALGEBRA
+
+    def __init__(self, name, lowering=NO_LOWERING, group=False, batch=None, of=None):
+        self.name = name
+        self.lowering = lowering
+        self.group = group
+        self.batch = batch
+        self.of = of  # the primitive it runs, if any (a batched run of it)
+
+    def __repr__(self):
+        return f"<compiler op {self.name}>"
 
 
 class Op:
-    """``outs = fn(*args, **params)``.
+    """``outs = fn(*args, **params)``: primitive (or :class:`Internal` op) ``prim`` applied.
 
-    ``name`` is the primitive's name (or a compiler op: "fused", "accumulate"); ``node`` the
-    graph node it came from (for error notes), ``nodes`` every graph node it stands for.
+    ``node`` is the graph node it came from (for error notes), ``nodes`` every graph node it
+    stands for. Rewrites build ops with :meth:`replace`, which copies what they do not change.
     """
 
-    __slots__ = ("name", "fn", "args", "params", "outs", "multi", "node", "nodes", "extra")
+    __slots__ = ("prim", "fn", "args", "params", "outs", "multi", "node", "nodes", "extra")
 
-    def __init__(self, name, fn, args, params, outs, multi, node, nodes=None, extra=None):
-        self.name = name
+    def __init__(self, prim, fn, args, params, outs, multi, node, nodes=None, extra=None):
+        self.prim = prim
         self.fn = fn
         self.args = list(args)
         self.params = params
@@ -33,6 +50,26 @@ class Op:
         self.node = node
         self.nodes = nodes if nodes is not None else ([node] if node is not None else [])
         self.extra = extra
+
+    @property
+    def name(self):
+        return self.prim.name
+
+    def replace(self, **changes):
+        """A copy of this op with ``changes`` (slot -> value). A new ``prim`` brings its own
+        forward and arity unless they are given; nothing else is ever lost."""
+        prim = changes.get("prim")
+        if prim is not None:
+            if "fn" not in changes:
+                changes["fn"] = prim.forward
+            changes.setdefault("multi", prim.multiple_results)
+        out = Op.__new__(Op)
+        for slot in Op.__slots__:
+            setattr(out, slot, changes.pop(slot) if slot in changes else getattr(self, slot))
+        if changes:
+            raise TypeError(f"Op.replace: no slots {sorted(changes)}")
+        out.args, out.outs, out.nodes = list(out.args), tuple(out.outs), list(out.nodes)
+        return out
 
     def __repr__(self):
         return f"<Op {self.name} {self.args} -> {self.outs}>"
@@ -58,7 +95,7 @@ class Program:
             for s, t in zip(outs, node.outputs):
                 self.info[s] = (t.shape, t.dtype)
             dynamic.update(outs)
-            self.ops.append(Op(node.prim.name, forward, arg_slots, params, outs,
+            self.ops.append(Op(node.prim, forward, arg_slots, params, outs,
                                type(out) is not int, node))
         self.fetches = list(plan.fetch_slots)
         used = {a for op in self.ops for a in op.args} | set(self.fetches)
@@ -115,7 +152,7 @@ class Program:
         lines = []
         for op in self.ops:
             args = [operand(a) for a in op.args]
-            if op.name in GROUPS:  # an op standing for several: their names
+            if getattr(op.prim, "group", False):  # an op standing for several: their names
                 label = f"{op.name}[{','.join(n.prim.name for n in op.nodes)}]"
             else:
                 label = op.name
@@ -164,6 +201,41 @@ def _static_info(value):
     if isinstance(value, (np.ndarray, np.generic, bool, int, float, complex)):
         return np.shape(value), np.result_type(value)
     return None, None
+
+
+def has_effects(op):
+    """Ops that make or update buffers in place (``Primitive.effects``, ``writes``): never
+    folded, merged or dropped."""
+    return op.prim.effects or op.prim.writes is not None
+
+
+def dead_code(prog):
+    """Drop the ops none of whose outputs reach a fetch; returns how many."""
+    live = set(prog.fetches)
+    kept = []
+    for op in reversed(prog.ops):
+        if has_effects(op) or live.intersection(op.outs):
+            kept.append(op)
+            live.update(op.args)
+    dropped = len(prog.ops) - len(kept)
+    prog.ops = kept[::-1]
+    return dropped
+
+
+def freeze_fetched_consts(prog):
+    """A fetched constant (a folded linear gradient, a zero Hessian) is the same array at every
+    call: hand it out as a read-only view, so that the boundary copies it for the caller
+    (``engine.tensor.owned``) and an in-place update of one result cannot change the next.
+    Returns how many."""
+    count = 0
+    for v in prog.fetches:
+        c = prog.consts.get(v)
+        if isinstance(c, np.ndarray) and c.flags.writeable:
+            c = c.view()
+            c.flags.writeable = False
+            prog.consts[v] = c
+            count += 1
+    return count
 
 
 def known(shape):

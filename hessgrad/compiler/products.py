@@ -10,21 +10,21 @@ runs: the pair is computed there by :mod:`hessgrad.kernels.products`.
 
 import numpy as np
 
-from ..kernels import products as kernels
-from .ir import Op, size_of
+from ..engine.facts import Lowering
+from ..kernels import products as kernels, tuning
+from ..ops.linalg import matmul
+from .ir import Internal, size_of
 
 _F64 = np.dtype(np.float64)
-
-# Matrices smaller than this (elements) stay in the cache, where two BLAS calls are as fast.
-MIN_MATRIX_SIZE = 10 ** 6
+MATMUL_PAIR = Internal("matmul_pair", Lowering(fresh=True))
 _SIDES = {"right": kernels.matvec_pair, "left": kernels.vecmat_pair}
 
 
 def matrix_vector_product(prog, op, min_size=None):
     """``(side, matrix, vector)`` of a float64 matrix-vector product (side "right": ``A @ x``,
     "left": ``g @ A``) with a matrix of at least ``min_size`` elements (default
-    ``MIN_MATRIX_SIZE``: worth merging), else None."""
-    if op.name != "matmul" or op.params or len(op.args) != 2:
+    ``tuning.MIN_MATRIX_SIZE``: worth merging), else None."""
+    if op.prim is not matmul.primitive or op.params or len(op.args) != 2:
         return None
     a, b = op.args
     sa, sb = prog.shape(a), prog.shape(b)
@@ -37,13 +37,13 @@ def matrix_vector_product(prog, op, min_size=None):
     else:
         return None
     size = size_of(prog.shape(matrix))
-    if size is None or size < (MIN_MATRIX_SIZE if min_size is None else min_size):
+    if size is None or size < (tuning.MIN_MATRIX_SIZE if min_size is None else min_size):
         return None
     return side, matrix, vector
 
 
 def matrix_key(prog, v):
-    return ("const", id(prog.consts[v])) if prog.is_const(v) else ("value", v)
+    return ("constant", id(prog.consts[v])) if prog.is_const(v) else ("value", v)
 
 
 def merge_products(prog):
@@ -67,9 +67,9 @@ def merge_products(prog):
             k2, v2 = partner
             first, second = prog.ops[k1], prog.ops[k2]
             matrix = matrix_vector_product(prog, first)[1]
-            merged[k1] = Op("matmul_pair", _SIDES[side], [matrix, v1, v2], {},
-                            first.outs + second.outs, True, first.node,
-                            first.nodes + second.nodes)
+            merged[k1] = first.replace(prim=MATMUL_PAIR, fn=_SIDES[side], args=[matrix, v1, v2],
+                                       outs=first.outs + second.outs, multi=True,
+                                       nodes=first.nodes + second.nodes)
             drop.add(k2)
     if merged:
         prog.ops = [merged.get(k, op) for k, op in enumerate(prog.ops) if k not in drop]

@@ -11,41 +11,38 @@ results agree with the unfused program to rounding.
 
 import numpy as np
 
-from .fusion import ELEMENTWISE, literal
-from .ir import Op
+from ..engine.facts import Lowering
+from ..kernels import tuning
+from .ir import Internal
 from .products import matrix_key, matrix_vector_product
+from .scalar import Var, literal, scalar_form
 
 _F64 = np.dtype(np.float64)
 _BOOL = np.dtype(bool)
-
-# Matrices of at least this many elements (32 MiB of float64, the last-level cache here) are
-# streamed: smaller ones stay in the cache between two BLAS passes, which are then faster
-# (10,000 x 100: 0.26 ms against 0.39 for the row kernel).
-STREAM_MIN_SIZE = 2 ** 22
-# Per-element templates of the ops a row kernel computes: fusion's, and tests of floats.
-TEMPLATES = dict(ELEMENTWISE, isinf=(1, "math.isinf({0})"), isnan=(1, "math.isnan({0})"),
-                 isfinite=(1, "math.isfinite({0})"), logical_not=(1, "(not {0})"))
+ROWS_STREAMED = Internal("rows_streamed", Lowering(fresh=True), group=True)
 
 
 def _product(prog, op, side):
     """The matrix of ``op`` when it is a matrix-vector product on ``side`` with a matrix worth
     streaming, else None."""
-    found = matrix_vector_product(prog, op, STREAM_MIN_SIZE)
+    found = matrix_vector_product(prog, op, tuning.STREAM_MIN_SIZE)
     return found[1] if found is not None and found[0] == side else None
 
 
 def _row_op(prog, op, rows):
-    """Whether a row kernel computes ``op``: an elementwise op of TEMPLATES (or ``add_n``) over
-    float64 or bool values, each ``(rows,)``, ``(1,)`` or a scalar (a power's exponent a literal)."""
-    spec = TEMPLATES.get(op.name)
-    if op.multi or op.params or not (op.name == "add_n" or spec and len(op.args) == spec[0]):
+    """Whether a row kernel computes ``op``: an op with a scalar form for its operands, over
+    float64 or bool values, each ``(rows,)``, ``(1,)`` or a scalar (literal where the form
+    says so)."""
+    low = op.prim.lowering
+    if op.multi or op.params or low.scalar is None or \
+            (low.arity is not None and low.arity != len(op.args)):
         return False
     values = list(op.args) + [op.outs[0]]
     if prog.shape(op.outs[0]) != (rows,) or \
             any(prog.shape(v) not in ((rows,), (1,), ()) or
                 prog.dtype(v) not in (_F64, _BOOL) for v in values):
         return False
-    return op.name != "power" or literal(prog.consts.get(op.args[1])) is not None
+    return all(literal(prog.consts.get(op.args[j])) is not None for j in low.literal)
 
 
 def _stream(prog, k2):
@@ -94,8 +91,9 @@ def _stream(prog, k2):
     from ..kernels import loader
 
     nodes = [n for k in sorted(absorbed | {k2}) for n in ops[k].nodes]
-    op = Op("rows_streamed", _rows_call(loader.load(source)), inputs, {},
-            tuple(keep) + last.outs, True, last.node, nodes, extra={"source": source})
+    op = last.replace(prim=ROWS_STREAMED, fn=_rows_call(loader.load(source)), args=inputs,
+                      params={}, outs=tuple(keep) + last.outs, multi=True, nodes=nodes,
+                      extra={"source": source})
     return first, op, absorbed | {k2}
 
 
@@ -123,25 +121,26 @@ def kernel_source(prog, matrix, heads, body, weights, keep):
 
     def row(i, suffix, head_temps):
         """Lines computing one row's body at row index ``i``; returns them and the weight."""
-        temps = dict(zip([op.outs[0] for op in heads], head_temps))
+        temps = {op.outs[0]: Var(t) for op, t in zip(heads, head_temps)}
 
         def operand(v):
+            dtype = _BOOL if prog.dtype(v) == _BOOL else _F64
             if v in temps:
                 return temps[v]
-            text = literal(prog.consts[v]) if v in prog.consts else None
-            if text is not None:
-                return text
+            const = literal(prog.consts[v]) if v in prog.consts else None
+            if const is not None:
+                return const
             index = i if prog.shape(v) == (rows,) else "0" if prog.shape(v) else "()"
-            return f"{argument(v)}[{index}]"
+            return Var(f"{argument(v)}[{index}]", dtype)
 
         lines = []
         for op in body:
-            t = temps[op.outs[0]] = f"t{len(temps)}{suffix}"
-            args = [operand(a) for a in op.args]
-            lines.append(f"{t} = " + ("(" + " + ".join(args) + ")" if op.name == "add_n" else
-                                      TEMPLATES[op.name][1].format(*args)))
-        lines += [f"{r}[{i}] = {temps[v]}" for r, v in zip(out, keep)]
-        return lines, temps[weights]
+            t = f"t{len(temps)}{suffix}"
+            expr = scalar_form(op.prim, [operand(a) for a in op.args])
+            temps[op.outs[0]] = Var(t, expr.type)
+            lines.append(f"{t} = {expr.py()}")
+        lines += [f"{r}[{i}] = {temps[v].py()}" for r, v in zip(out, keep)]
+        return lines, temps[weights].py()
 
     four, weights4 = [], []
     for h, x in enumerate(vectors):

@@ -2,33 +2,30 @@
 
 For small arrays each numpy call costs far more than its arithmetic (about 0.7 us), so a
 program whose every op has a translation here, whose shapes and dtypes are static
-(float64 or bool) and whose values are small becomes one function: kernel text written for
-``@njit``, compiled by :mod:`.native` (llvmlite directly, about 0.15 ms per statement) or,
-for text outside what that translates, by Numba (:mod:`hessgrad.kernels.loader`, 2-3 ms per
+(float64 or bool) and whose values are small becomes one kernel (:mod:`.loops`), compiled by
+:mod:`.native` (llvmlite directly, about 0.15 ms per statement) or, where that back end does
+not cover it, by Numba from its Python text (:mod:`hessgrad.kernels.loader`, 2-3 ms per
 statement, cached on disk):
 
-* elementwise ops over the same shape are scalar statements in one loop nest over that
-  shape (a *loop*); a value leaves its loop as an array only when something outside it reads
-  it. Reductions (``sum``, ``mean``, ``sum_to``) accumulate into their result inside the loop
-  of their operand, scatters (``accumulate``, ``scatter_add`` of basic indices) add each term
-  into a zero-filled buffer inside the loop of the term, ``matmul`` is a dot product per
-  output element (an inner loop);
-* basic-index ``getitem``, ``transpose``, ``broadcast_to`` and reshapes that only add or drop
-  unit axes are *views*: index maps applied where they are read, never copied;
-* other reshapes act on the (C-contiguous) array of their operand.
+* ops with a scalar form (``prim.lowering.scalar``) over the same shape are scalar statements
+  in one loop nest over that shape (a *loop*); a value leaves its loop as an array only when
+  something outside it reads it;
+* the translations registered below per primitive: reductions accumulate into their result
+  inside the loop of their operand (:mod:`.reductions`), scatters (``accumulate``,
+  ``scatter_add`` of basic indices) add each term into a zero-filled buffer inside the loop
+  of the term, ``matmul`` is a dot product per output element (an inner loop), ``cast``
+  converts per element; basic-index ``getitem``, ``transpose``, ``broadcast_to`` and
+  reshapes that only add or drop unit axes are *views*: index maps applied where they are
+  read, never copied; other reshapes act on the (C-contiguous) array of their operand.
 
 Ops are visited in a topological order that keeps ops of one loop shape together
 (:func:`_schedule`), and loops stay open while later ops can join them: an op that reads a
-value whose loop is still open closes that loop first (its code is emitted then), so the
-function runs every op in a valid order. Programs of more than ``MAX_NATIVE_OPS`` ops (or
-``MAX_OPS`` when Numba compiles them) keep the per-op path (with fused kernels for large
-elementwise trees). So do programs with a value of more than ``MAX_SIZE`` elements, or
-``MAX_SIZE_SIMD`` when they compute an op that numpy runs with SIMD transcendental loops
-(these beat scalar libm calls from a few hundred elements on), and products of more than
-``MAX_MATMUL`` multiply-adds (BLAS is faster). Results equal numpy's up to rounding (sums
-add in another order; matmul is not BLAS; the kernels call the C library's transcendental
-functions, not numpy's SIMD ones), so programs of fewer than ``MIN_OPS`` ops, which gain
-little, stay on numpy.
+value whose loop is still open closes that loop first (its statements are emitted then), so
+the function runs every op in a valid order. The size limits are in
+:mod:`hessgrad.kernels.tuning` (``MAX_SIZE``, ``MAX_SIZE_SIMD`` with an op whose numpy loop is
+SIMD, ``MAX_OPS``, ``MAX_NATIVE_OPS``, ``MIN_OPS``, ``MAX_MATMUL``). Results equal numpy's up
+to rounding (sums add in another order; matmul is not BLAS; the kernels call the C library's
+transcendental functions, not numpy's SIMD ones).
 """
 
 import heapq
@@ -37,32 +34,32 @@ from collections import Counter
 
 import numpy as np
 
+from ..engine.registry import BROADCAST_TO, CAST, RESHAPE, SUM_TO, TRANSPOSE
+from ..kernels import tuning
+from ..ops import reduction
+from ..ops.core import getitem, scatter_add
+from ..ops.linalg import matmul
+from .accumulate import ACCUMULATE
 from .codegen import feed_checks
-from .fusion import ELEMENTWISE, PREFER_NUMPY, literal, scalar_op
+from .indexing import OutOfRange, basic_index, is_basic
 from .ir import known, size_of
+from .loops import AddTo, Alloc, Assign, For, Kernel, Reshape, Store, nest, python_source
+from .reductions import reduced
+from .scalar import F64, Array, Binary, Const, Load, Select, Var, literal, scalar_form, \
+    scalar_op
 
-# Measured (benchmarks/bench_compiled.py problems, 2 cores): the gradient of a 40-op
-# sin/tanh chain breaks even with the per-op path at about 200-400 elements; Rosenbrock's
-# gradient and HVP stay faster up to 30000 elements, but from a few thousand on the fused
-# kernels of the per-op path are within 20%. Numba compiles 500 ops in 0.5-3 s, llvmlite
-# (:mod:`.native`) 1300 in 0.2 s.
-MAX_SIZE = 2048
-MAX_SIZE_SIMD = 256
-MAX_OPS = 1000  # when Numba compiles the text
-MAX_NATIVE_OPS = 20000
-# One or two numpy calls cost less than a compile saves, and stay bit-identical to numpy.
-MIN_OPS = 3
-MAX_MATMUL = 4096
-
-_F64 = np.dtype(np.float64)
 _BOOL = np.dtype(bool)
+_TRANSLATIONS = {}  # primitive -> (emit(builder, op), where its loop is: "out", "operand", None)
 
-# predicates numpy computes on float64, as scalar templates
-_PREDICATES = {"isfinite": "math.isfinite({0})", "isnan": "math.isnan({0})",
-               "isinf": "math.isinf({0})", "logical_not": "(not {0})"}
-# ops whose 0-d result numpy returns as a 0-d array (the others give numpy scalars)
-_ARRAY_0D = {"where", "sum_to", "accumulate", "scatter_add", "broadcast_to", "reshape",
-             "transpose", "cast"}
+
+def translates(*prims, loop="out"):
+    """Register ``emit(builder, op)`` for ``prims``; ``loop``: the op runs in the loop over its
+    result's shape ("out"), its operand's ("operand"), or none of its own (None)."""
+    def add(emit):
+        for prim in prims:
+            _TRANSLATIONS[prim] = (emit, loop)
+        return emit
+    return add
 
 
 class Unsupported(Exception):
@@ -76,37 +73,45 @@ class _Loop:
         self.shape = shape
         self.order = order
         self.index = [f"i{d}" for d in range(len(shape))]
-        self.members = {}  # values held as the scalars s<n> of the body (a dict: ordered)
+        self.members = {}  # value -> the scalar variable holding it in the body (ordered)
         self.reads = Counter()  # (id(op), value) -> times an op computed here read it here
-        self.pre = []  # lines before the loop (buffers, accumulators)
+        self.pre = []  # statements before the loop (buffers, accumulators)
         self.body = []
         self.post = []
-        self.loads = {}  # array element text -> the scalar it was loaded into
+        self.loads = {}  # (array name, index) -> the variable it was loaded into
         self.open = True
 
 
-class _Emitter:
+class _Builder:
     def __init__(self, prog):
         self.prog = prog
-        simd = any(op.name in PREFER_NUMPY for op in prog.ops)
-        self.max_size = MAX_SIZE_SIMD if simd else MAX_SIZE
+        simd = any(op.prim.lowering.simd for op in prog.ops)
+        self.max_size = tuning.MAX_SIZE_SIMD if simd else tuning.MAX_SIZE
         self.users = prog.consumers()
         self.fetched = set(prog.fetches)
-        self.lines = []
+        self.body = []
         self.loops = {}  # shape -> the open loop over it
         self.count = 0
         self.writers = {}  # value -> loops that compute or accumulate it
         self.views = {}  # value -> (base value, index map)
+        self.arrays = {}  # value -> the Array holding it
         self.loads = 0  # names of loaded elements are unique: one Numba type each
-        self.kind = {}  # fetched op output -> op name (the type of a 0-d result)
+        self.kind = {}  # fetched op output -> the op (the type of a 0-d result)
 
     # --- values --------------------------------------------------------------------------
     def check(self, v):
         shape, dtype = self.prog.shape(v), self.prog.dtype(v)
         if v in self.prog.consts and literal(self.prog.consts[v]) is not None:
             return
-        if not known(shape) or dtype not in (_F64, _BOOL) or size_of(shape) > self.max_size:
+        if not known(shape) or dtype not in (F64, _BOOL) or size_of(shape) > self.max_size:
             raise Unsupported(f"value {v}: shape {shape}, dtype {dtype}")
+
+    def array(self, v, shape=None):
+        """The array ``v`` is (or, given a ``shape``, becomes)."""
+        if v not in self.arrays:
+            self.arrays[v] = Array(f"v{v}", self.prog.shape(v) if shape is None else shape,
+                                   self.prog.dtype(v))
+        return self.arrays[v]
 
     def deps(self, v):
         """The open loops that must be emitted before ``v`` can be read as an array."""
@@ -115,33 +120,34 @@ class _Emitter:
         return [g for g in self.writers.get(v, ()) if g.open]
 
     def read(self, v, index, loop, cache=True):
-        """Source text for element ``index`` (loop index names) of ``v`` inside ``loop``."""
+        """Element ``index`` (affine indices) of ``v`` inside ``loop``."""
         while v in self.views:
             v, imap = self.views[v]
             index = imap(index)
         prog = self.prog
         if v in prog.consts:
-            text = literal(prog.consts[v])
-            if text is not None:
-                return text
+            const = literal(prog.consts[v])
+            if const is not None:
+                return const
         if v in loop.members:
-            return f"s{v}"
+            return loop.members[v]
         if prog.shape(v) == ():
-            return f"v{v}"  # a 0-d value is a Numba scalar
-        text = f"v{v}[{', '.join(index)}]"
+            return Var(f"v{v}", prog.dtype(v))  # a 0-d value is a scalar
+        load = Load(self.array(v), index)
         if not cache:
-            return text
-        if text not in loop.loads:
-            loop.loads[text] = f"l{self.loads}"
+            return load
+        key = (load.array.name, tuple(i.key() for i in load.index))
+        if key not in loop.loads:
+            loop.loads[key] = Var(f"l{self.loads}", load.type)
             self.loads += 1
-            loop.body.append(f"{loop.loads[text]} = {text}")
-        return loop.loads[text]
+            loop.body.append(Assign(loop.loads[key], load))
+        return loop.loads[key]
 
     def read_broadcast(self, v, loop):
         """``v`` read at the current element of ``loop``, broadcast to its shape."""
         shape, out = self.prog.shape(v), loop.shape
         lead = len(out) - len(shape)
-        index = ["0" if d == 1 and out[lead + j] != 1 else loop.index[lead + j]
+        index = [0 if d == 1 and out[lead + j] != 1 else loop.index[lead + j]
                  for j, d in enumerate(shape)]
         return self.read(v, index, loop)
 
@@ -172,206 +178,55 @@ class _Emitter:
         loop.open = False
         prog = self.prog
         stores = []
-        for v in loop.members:
+        for v, var in loop.members.items():
             # stored unless all its reads are in this loop: an accumulate's other terms
             # may run in later loops
             users = (prog.ops[k] for k in self.users.get(v, ()))
             if v in self.fetched or any(loop.reads[id(op), v] < op.args.count(v)
                                         for op in users):
                 if loop.shape == ():
-                    stores.append(f"v{v} = s{v}")
+                    stores.append(Assign(Var(f"v{v}", var.type), var))
                 else:
-                    loop.pre.append(f"v{v} = np.empty({loop.shape!r}, {_dtype(prog, v)})")
-                    stores.append(f"v{v}[{', '.join(loop.index)}] = s{v}")
-        indent = ""
-        self.lines.extend(loop.pre)
-        for d, n in enumerate(loop.shape):
-            self.lines.append(f"{indent}for i{d} in range({n}):")
-            indent += "    "
-        self.lines.extend(indent + line for line in loop.body + stores)
-        self.lines.extend(loop.post)
+                    loop.pre.append(Alloc(self.array(v), zero=False))
+                    stores.append(Store(Load(self.array(v), loop.index), var))
+        self.body += loop.pre + nest(loop.shape, loop.index, loop.body + stores) + loop.post
 
     def member(self, op, loop, expr):
         (out,) = op.outs
-        loop.body.append(f"s{out} = {expr}")
-        loop.members[out] = None
+        var = Var(f"s{out}", expr.type)
+        loop.body.append(Assign(var, expr))
+        loop.members[out] = var
         loop.reads.update((id(op), a) for a in op.args)
         self.writers[out] = [loop]
 
     # --- ops -----------------------------------------------------------------------------
     def emit(self, op):
-        prog = self.prog
         for v in op.args:
             self.check(v)
         for v in op.outs:
             self.check(v)
         if op.multi:
             raise Unsupported(op.name)
-        name, out = op.name, op.outs[0]
-        if scalar_op(prog, op) or (name == "add_n" and prog.dtype(out) == _F64) or \
-                (name in _PREDICATES and len(op.args) == 1 and not op.params and
-                 (name == "logical_not" or prog.dtype(op.args[0]) == _F64)):
-            self.elementwise(op)
-        elif name == "cast" and np.dtype(op.params["dtype"]) in (_F64, _BOOL):
-            self.elementwise(op)
-        elif name in ("sum", "mean", "sum_to"):
-            self.reduction(op)
-        elif name in ("accumulate", "scatter_add"):
-            self.scatter(op)
-        elif name == "matmul":
-            self.matmul(op)
-        elif name in ("getitem", "transpose", "broadcast_to", "reshape"):
-            self.view(op)
+        translation = _TRANSLATIONS.get(op.prim)
+        if translation is not None:
+            translation[0](self, op)
+        elif scalar_op(self.prog, op):
+            loop = self.enter(self.prog.shape(op.outs[0]), op.args)
+            self.member(op, loop, scalar_form(
+                op.prim, [self.read_broadcast(a, loop) for a in op.args]))
         else:
-            raise Unsupported(name)
-        if out in self.fetched:
-            self.kind[out] = name
-
-    def elementwise(self, op):
-        prog, name = self.prog, op.name
-        loop = self.enter(prog.shape(op.outs[0]), op.args)
-        exprs = [self.read_broadcast(a, loop) for a in op.args]
-        if name == "add_n":
-            expr = "(" + " + ".join(exprs) + ")"  # numpy's order: ((a + b) + c) ...
-        elif name == "cast":
-            to = np.dtype(op.params["dtype"])
-            expr = exprs[0] if prog.dtype(op.args[0]) == to else \
-                ("(1.0 if {0} else 0.0)" if to == _F64 else "({0} != 0)").format(exprs[0])
-        elif name in _PREDICATES:
-            expr = _PREDICATES[name].format(*exprs)
-        else:
-            if name == "power":  # as numpy: pow() also for an integer exponent
-                exprs[1] = _float_text(exprs[1])
-            expr = ELEMENTWISE[name][1].format(*exprs)
-        self.member(op, loop, expr)
-
-    def reduction(self, op):
-        prog, (x,), out = self.prog, op.args, op.outs[0]
-        shape, out_shape = prog.shape(x), prog.shape(out)
-        nd = len(shape)
-        if prog.dtype(out) != _F64:
-            raise Unsupported(f"{op.name} to {prog.dtype(out)}")
-        if op.name == "sum_to":
-            lead = nd - len(out_shape)
-            kept = [None if d == 1 and shape[lead + j] != 1 else lead + j
-                    for j, d in enumerate(out_shape)]
-        else:
-            if set(op.params) - {"axis", "keepdims"}:
-                raise Unsupported(f"{op.name} {op.params}")
-            axis = op.params.get("axis")
-            axes = range(nd) if axis is None or not nd else \
-                [a % nd for a in (axis if isinstance(axis, tuple) else (axis,))]  # 0-d: ()
-            keep = op.params.get("keepdims", False)
-            kept = [None if d in axes else d for d in range(nd) if keep or d not in axes]
-            if op.name == "mean" and out_shape != ():
-                raise Unsupported("mean over some axes")
-        loop = self.enter(shape, [x])
-        value = self.read_broadcast(x, loop)
-        if out_shape == ():
-            loop.pre.append(f"v{out} = 0.0")
-            loop.body.append(f"v{out} += {value}")
-        else:
-            loop.pre.append(f"v{out} = np.zeros({out_shape!r})")
-            index = ", ".join("0" if d is None else loop.index[d] for d in kept)
-            loop.body.append(f"v{out}[{index}] += {value}")
-        if op.name == "mean":
-            loop.post.append(f"v{out} = v{out} / {float(size_of(shape))!r}")
-        loop.reads[id(op), x] += 1
-        self.writers[out] = [loop]
-
-    def scatter(self, op):
-        prog, out = self.prog, op.outs[0]
-        out_shape = prog.shape(out)
-        if op.name == "scatter_add":
-            indices = (op.params["index"],)
-            if tuple(op.params["shape"]) != out_shape:
-                raise Unsupported("scatter_add shape")
-        else:
-            indices = op.params["indices"]
-        if out_shape == ():
-            raise Unsupported(f"{op.name} into a 0-d value")
-        self.lines.append(f"v{out} = np.zeros({out_shape!r}, {_dtype(prog, out)})")
-        self.writers[out] = []
-        for term, index in zip(op.args, indices):
-            shape = prog.shape(term)
-            if index is None:
-                target, imap = out_shape, (lambda idx: idx)
-            elif not _is_basic(index):
-                raise Unsupported(f"{op.name} at an advanced index")
-            else:
-                target, imap = _basic_index(index, out_shape)
-            if target != shape:
-                raise Unsupported(f"{op.name}: term of shape {shape} into {target}")
-            loop = self.enter(shape, [term])
-            value = self.read_broadcast(term, loop)
-            loop.body.append(f"v{out}[{', '.join(imap(loop.index)) or '()'}] += {value}")
-            loop.reads[id(op), term] += 1
-            if loop not in self.writers[out]:  # two terms over one shape share a loop
-                self.writers[out].append(loop)
-
-    def matmul(self, op):
-        prog, (a, b), out = self.prog, op.args, op.outs[0]
-        sa, sb = prog.shape(a), prog.shape(b)
-        if len(sa) > 2 or len(sb) > 2 or not sa or not sb or prog.dtype(out) != _F64 or \
-                size_of(prog.shape(out)) * sa[-1] > MAX_MATMUL:
-            raise Unsupported(f"matmul of shapes {sa}, {sb}")
-        loop = self.enter(prog.shape(out), [], arrays=[a, b])
-        k = f"k{out}"
-        rows = loop.index[:1] if len(sa) == 2 else []
-        cols = loop.index[-1:] if len(sb) == 2 else []
-        left = self.read(a, rows + [k], loop, cache=False)
-        right = self.read(b, [k] + cols, loop, cache=False)
-        loop.body += [f"s{out} = 0.0", f"for {k} in range({sa[-1]}):",
-                      f"    s{out} += {left} * {right}"]
-        loop.members[out] = None
-        loop.reads.update((id(op), v) for v in (a, b))
-        self.writers[out] = [loop]
-
-    def view(self, op):
-        prog, x, out = self.prog, op.args[0], op.outs[0]
-        shape, out_shape = prog.shape(x), prog.shape(op.outs[0])
-        if op.name == "getitem":
-            if not _is_basic(op.params["index"]):
-                raise Unsupported("advanced index")
-            _, imap = _basic_index(op.params["index"], shape)
-        elif op.name == "transpose":
-            axes = op.params.get("axes")
-            axes = tuple(reversed(range(len(shape)))) if axes is None else \
-                tuple(a % len(shape) for a in axes)
-
-            def imap(idx, axes=axes):
-                base = [None] * len(axes)
-                for j, a in enumerate(axes):
-                    base[a] = idx[j]
-                return base
-        elif op.name == "broadcast_to":
-            lead = len(out_shape) - len(shape)
-
-            def imap(idx, lead=lead):
-                return ["0" if d == 1 and out_shape[lead + j] != 1 else idx[lead + j]
-                        for j, d in enumerate(shape)]
-        elif [d for d in shape if d != 1] == [d for d in out_shape if d != 1]:
-            # a reshape that adds or drops unit axes: the other axes keep their order
-            def imap(idx):
-                inner = iter(i for i, d in zip(idx, out_shape) if d != 1)
-                return ["0" if d == 1 else next(inner) for d in shape]
-        else:  # another reshape: of the C-contiguous array of x
-            if x in self.views:
-                self.materialize(x)
-            for g in self.deps(x):
-                self.close(g)
-            self.lines.append(f"v{out} = v{x}.reshape({out_shape!r})")
-            self.writers[out] = []
-            return
-        self.views[out] = (x, imap)
+            raise Unsupported(op.name)
+        if op.outs[0] in self.fetched:
+            self.kind[op.outs[0]] = op
 
     def materialize(self, v):
         """Make the view ``v`` an array of its own, copied in a loop."""
         loop = self.enter(self.prog.shape(v), [v])
         expr = self.read_broadcast(v, loop)
         del self.views[v]
-        loop.body.append(f"s{v} = {expr}")
-        loop.members[v] = None
+        var = Var(f"s{v}", expr.type)
+        loop.body.append(Assign(var, expr))
+        loop.members[v] = var
         self.writers[v] = [loop]
         self.close(loop)  # keeps ``v`` as an array: it is fetched or read as a whole
 
@@ -384,81 +239,161 @@ class _Emitter:
                 self.close(loop)
 
 
-def _dtype(prog, v):
-    return "np.bool_" if prog.dtype(v) == _BOOL else "np.float64"
+# --- translations registered per primitive --------------------------------------------------
+@translates(CAST.prim)
+def _cast(b, op):
+    to = np.dtype(op.params["dtype"])
+    if to not in (F64, _BOOL):
+        raise Unsupported(f"cast to {to}")
+    loop = b.enter(b.prog.shape(op.outs[0]), op.args)
+    x = b.read_broadcast(op.args[0], loop)
+    if b.prog.dtype(op.args[0]) != to:
+        x = Select(x, 1.0, 0.0) if to == F64 else Binary("!=", x, Const(0))
+    b.member(op, loop, x)
 
 
-def _float_text(text):
-    """A literal integer exponent written as a float, so Numba calls pow() as numpy does."""
-    try:
-        return repr(float(int(text)))
-    except ValueError:
-        return text
+@translates(reduction.sum.primitive, reduction.mean.primitive, SUM_TO.prim, loop="operand")
+def _reduction(b, op):
+    prog, (x,), out = b.prog, op.args, op.outs[0]
+    found = reduced(prog, op)
+    if found is None:
+        raise Unsupported(f"{op.name} {op.params}")
+    (kept, divides), out_shape = found, prog.shape(out)
+    if divides and out_shape != ():
+        raise Unsupported("mean over some axes")
+    loop = b.enter(prog.shape(x), [x])
+    value = b.read_broadcast(x, loop)
+    if out_shape == ():
+        total = Var(f"v{out}")
+        loop.pre.append(Assign(total, Const(0.0)))
+        loop.body.append(AddTo(total, value))
+        if divides:
+            loop.post.append(Assign(total, total / Const(float(size_of(prog.shape(x))))))
+    else:
+        loop.pre.append(Alloc(b.array(out), zero=True))
+        index = [0 if d is None else loop.index[d] for d in kept]
+        loop.body.append(AddTo(Load(b.array(out), index), value))
+    loop.reads[id(op), x] += 1
+    b.writers[out] = [loop]
 
 
-def _is_basic(index):
-    parts = index if isinstance(index, tuple) else (index,)
-    return all(p is None or p is Ellipsis or isinstance(p, slice) or
-               (isinstance(p, (int, np.integer)) and not isinstance(p, (bool, np.bool_)))
-               for p in parts)
+@translates(ACCUMULATE, scatter_add.primitive, loop=None)
+def _scatter(b, op):
+    prog, out = b.prog, op.outs[0]
+    out_shape = prog.shape(out)
+    if op.prim is ACCUMULATE:
+        indices = op.params["indices"]
+    else:
+        indices = (op.params["index"],)
+        if tuple(op.params["shape"]) != out_shape:
+            raise Unsupported("scatter_add shape")
+    if out_shape == ():
+        raise Unsupported(f"{op.name} into a 0-d value")
+    target = b.array(out)
+    b.body.append(Alloc(target, zero=True))
+    b.writers[out] = []
+    for term, index in zip(op.args, indices):
+        shape = prog.shape(term)
+        if index is None:
+            into, imap = out_shape, (lambda idx: idx)
+        elif not is_basic(index):
+            raise Unsupported(f"{op.name} at an advanced index")
+        else:
+            into, imap = _basic_index(index, out_shape)
+        if into != shape:
+            raise Unsupported(f"{op.name}: term of shape {shape} into {into}")
+        loop = b.enter(shape, [term])
+        value = b.read_broadcast(term, loop)
+        loop.body.append(AddTo(Load(target, imap(loop.index)), value))
+        loop.reads[id(op), term] += 1
+        if loop not in b.writers[out]:  # two terms over one shape share a loop
+            b.writers[out].append(loop)
+
+
+@translates(matmul.primitive)
+def _matmul(b, op):
+    prog, (x, y), out = b.prog, op.args, op.outs[0]
+    sa, sb = prog.shape(x), prog.shape(y)
+    if len(sa) > 2 or len(sb) > 2 or not sa or not sb or prog.dtype(out) != F64 or \
+            size_of(prog.shape(out)) * sa[-1] > tuning.MAX_MATMUL:
+        raise Unsupported(f"matmul of shapes {sa}, {sb}")
+    loop = b.enter(prog.shape(out), [], arrays=[x, y])
+    k = f"k{out}"
+    rows = loop.index[:1] if len(sa) == 2 else []
+    cols = loop.index[-1:] if len(sb) == 2 else []
+    left = b.read(x, rows + [k], loop, cache=False)
+    right = b.read(y, [k] + cols, loop, cache=False)
+    total = Var(f"s{out}")
+    loop.body += [Assign(total, Const(0.0)), For(k, sa[-1], [AddTo(total, left * right)])]
+    loop.members[out] = total
+    loop.reads.update((id(op), v) for v in (x, y))
+    b.writers[out] = [loop]
+
+
+@translates(getitem.primitive, loop=None)
+def _getitem(b, op):
+    if not is_basic(op.params["index"]):
+        raise Unsupported("advanced index")
+    b.views[op.outs[0]] = (op.args[0], _basic_index(op.params["index"],
+                                                    b.prog.shape(op.args[0]))[1])
+
+
+@translates(TRANSPOSE.prim, loop=None)
+def _transpose(b, op):
+    nd = len(b.prog.shape(op.args[0]))
+    axes = op.params.get("axes")
+    axes = tuple(reversed(range(nd))) if axes is None else tuple(a % nd for a in axes)
+
+    def imap(idx):
+        base = [None] * len(axes)
+        for j, a in enumerate(axes):
+            base[a] = idx[j]
+        return base
+    b.views[op.outs[0]] = (op.args[0], imap)
+
+
+@translates(BROADCAST_TO.prim, loop=None)
+def _broadcast_to(b, op):
+    shape, out_shape = b.prog.shape(op.args[0]), b.prog.shape(op.outs[0])
+    lead = len(out_shape) - len(shape)
+    b.views[op.outs[0]] = (op.args[0], lambda idx: [
+        0 if d == 1 and out_shape[lead + j] != 1 else idx[lead + j]
+        for j, d in enumerate(shape)])
+
+
+@translates(RESHAPE.prim, loop=None)
+def _reshape(b, op):
+    x, out = op.args[0], op.outs[0]
+    shape, out_shape = b.prog.shape(x), b.prog.shape(out)
+    if [d for d in shape if d != 1] == [d for d in out_shape if d != 1]:
+        # a reshape that adds or drops unit axes: the other axes keep their order
+        def imap(idx):
+            inner = iter(i for i, d in zip(idx, out_shape) if d != 1)
+            return [0 if d == 1 else next(inner) for d in shape]
+        b.views[out] = (x, imap)
+        return
+    if x in b.views:  # another reshape: of the C-contiguous array of x
+        b.materialize(x)
+    for g in b.deps(x):
+        b.close(g)
+    b.body.append(Reshape(b.array(out), b.array(x)))
+    b.writers[out] = []
 
 
 def _basic_index(index, shape):
-    """(shape of ``x[index]``, map from its element index (source texts) to the element of
-    ``x``) for a basic index: integers, slices, None and Ellipsis."""
-    parts = list(index) if isinstance(index, tuple) else [index]
-    if Ellipsis in parts:
-        at = parts.index(Ellipsis)
-        fill = len(shape) - sum(p is not None for p in parts if p is not Ellipsis)
-        parts[at:at + 1] = [slice(None)] * fill
-    parts += [slice(None)] * (len(shape) - sum(p is not None for p in parts))
-    result, plan, d = [], [], 0
-    for p in parts:
-        if p is None:
-            result.append(1)
-            plan.append(None)
-            continue
-        n = shape[d]
-        if isinstance(p, slice):
-            start, stop, step = p.indices(n)
-            result.append(len(range(start, stop, step)))
-            plan.append((start, step))
-        else:
-            if not -n <= p < n:
-                raise Unsupported(f"index {p} out of range for size {n}")
-            plan.append(int(p) % n)
-        d += 1
-
-    def imap(idx):
-        base, out = [], iter(idx)
-        for step in plan:
-            if step is None:
-                next(out)
-            elif isinstance(step, int):
-                base.append(str(step))
-            else:
-                i = next(out)
-                start, stride = step
-                # ``i`` may itself be a sum (a view of a view): multiply all of it
-                term = i if stride == 1 else f"{stride} * {_atom(i)}"
-                base.append(term if start == 0 else f"{start} + {term}")
-        return base
-    return tuple(result), imap
-
-
-def _atom(text):
-    """Index source text safe to multiply: a name or a number as is, else parenthesized."""
-    return text if text.isidentifier() or text.lstrip("-").isdigit() else f"({text})"
+    try:
+        return basic_index(index, shape)
+    except OutOfRange as exc:
+        raise Unsupported(str(exc)) from None
 
 
 def _loop_shape(prog, op):
     """The shape of the loop ``op`` runs in (None for views and other loop-free ops)."""
-    if op.name in ("sum", "mean", "sum_to"):
-        return prog.shape(op.args[0])
-    if op.name in ("getitem", "transpose", "broadcast_to", "reshape", "accumulate",
-                   "scatter_add") or op.multi:
+    translation = _TRANSLATIONS.get(op.prim)
+    where = "out" if translation is None else translation[1]
+    if op.multi or where is None:
         return None
-    return prog.shape(op.outs[0])
+    return prog.shape(op.args[0] if where == "operand" else op.outs[0])
 
 
 def _schedule(prog):
@@ -501,34 +436,31 @@ def _schedule(prog):
     return order
 
 
-def kernel_source(prog):
-    """(Numba module text, array constants passed to it, values it returns, op name of each
-    fetched op output) for ``prog``; raises :class:`Unsupported`."""
-    if not MIN_OPS <= len(prog.ops) <= MAX_NATIVE_OPS or prog.variables:
+def kernel_of(prog):
+    """``(kernel, array constants passed to it, values it returns, the op of each fetched op
+    output)`` for ``prog``; raises :class:`Unsupported`."""
+    if not tuning.MIN_OPS <= len(prog.ops) <= tuning.MAX_NATIVE_OPS or prog.variables:
         raise Unsupported(f"{len(prog.ops)} ops, or reads Variables")
-    em = _Emitter(prog)
+    b = _Builder(prog)
     for s in prog.feeds:
-        em.check(s)
+        b.check(s)
     for op in _schedule(prog):
-        em.emit(op)
-    em.finish()
+        b.emit(op)
+    b.finish()
     used = {a for op in prog.ops for a in op.args}
     arrays = sorted(v for v in used if v in prog.consts and literal(prog.consts[v]) is None)
     params, head = [], []
     for v in prog.feeds + arrays:
-        if prog.shape(v) == ():  # a 0-d array in, a Numba scalar inside
-            params.append(f"a{v}")
-            head.append(f"v{v} = a{v}[()]")
+        if prog.shape(v) == ():  # a 0-d array in, a scalar inside
+            params.append(Array(f"a{v}", (), prog.dtype(v)))
+            head.append(Assign(Var(f"v{v}", prog.dtype(v)), Load(params[-1], ())))
         else:
-            params.append(f"v{v}")
+            params.append(b.array(v))
     results = [v for v in dict.fromkeys(prog.fetches) if v not in prog.consts and
                v not in prog.feeds]
-    body = head + em.lines + ["return (" + "".join(f"v{v}, " for v in results) + ")"]
-    lines = ["import math", "import numpy as np", "from numba import njit",
-             "from hessgrad.kernels import scalar as _k", "", "",
-             '@njit(cache=True, error_model="numpy")',
-             f"def kernel({', '.join(params)}):"] + ["    " + b for b in body]
-    return "\n".join(lines) + "\n", arrays, results, em.kind
+    returned = [b.arrays[v] if v in b.arrays else Var(f"v{v}", prog.dtype(v))
+                for v in results]
+    return Kernel(params, head + b.body, returned), arrays, results, b.kind
 
 
 class WholeGraph:
@@ -561,50 +493,47 @@ def _numba_kernel(prog, ksource, const_arrays):
     return kernel
 
 
-def _native_kernel(prog, ksource, arrays, results):
-    """``ksource`` translated to LLVM IR and compiled by llvmlite (:mod:`.native`); None
-    when the text is outside the translated subset."""
+def _native_kernel(kernel, ksource):
+    """``kernel`` compiled to machine code by llvmlite (:mod:`.native`); None when it is
+    outside what that back end lowers."""
     try:
         from . import native
     except ImportError:  # no llvmlite, or an ndarray layout it cannot read
         return None
-    specs = {}
-    for v in list(prog.feeds) + list(arrays):
-        name = f"a{v}" if prog.shape(v) == () else f"v{v}"
-        specs[name] = (prog.shape(v), prog.dtype(v))
     try:
-        return native.NativeKernel(ksource, specs, [prog.dtype(v) for v in results])
+        return native.NativeKernel(kernel, ksource)
     except native.Unsupported:
         return None
 
 
 def build(prog):
     """A :class:`WholeGraph` for ``prog`` (its kernel compiled by :mod:`.native`, or by Numba
-    when the native translation does not cover it), or None when neither can (Numba
-    missing, or some op, shape or dtype not supported): the caller then takes the per-op
-    path."""
+    when the native back end does not cover it), or None when neither can (Numba missing, or
+    some op, shape or dtype not supported): the caller then takes the per-op path."""
     from ..kernels import loader
 
     if not loader.available():
         return None
     try:
-        ksource, arrays, results, kind = kernel_source(prog)
+        kernel, arrays, results, kind = kernel_of(prog)
     except Unsupported:
         return None
+    ksource = python_source(kernel)
     ns = {"_np": np}
     for c in arrays:
         ns[f"v{c}"] = np.asarray(prog.consts[c], order="C")
     args = [f"v{s}" for s in prog.feeds] + [f"v{c}" for c in arrays]
-    backend, kernel = "native", _native_kernel(prog, ksource, arrays, results)
-    if kernel is not None:  # no exceptions to annotate: it only computes
-        call, texts = kernel.call_lines(args, ns)
-    elif len(prog.ops) <= MAX_OPS:
-        backend, kernel = "numba", _numba_kernel(prog, ksource, [ns[f"v{c}"] for c in arrays])
-        ns["_K"] = kernel
+    backend, compiled = "native", _native_kernel(kernel, ksource)
+    if compiled is not None:  # no exceptions to annotate: it only computes
+        call, texts = compiled.call_lines(args, ns)
+    elif len(prog.ops) <= tuning.MAX_OPS:
+        backend, compiled = "numba", _numba_kernel(prog, ksource,
+                                                   [ns[f"v{c}"] for c in arrays])
+        ns["_K"] = compiled
         call = ["try:", f"    _r = _K({', '.join(args)})", "except Exception as exc:",
                 "    exc.add_note(_NOTE)", "    raise"]
         texts = [f"_r[{j}]" for j in range(len(results))]
-    if kernel is None:
+    if compiled is None:
         return None
     outs = []
     for v in prog.fetches:
@@ -616,7 +545,8 @@ def build(prog):
         else:
             text = texts[results.index(v)]
             if prog.shape(v) == ():  # a scalar from the kernel: numpy's type instead
-                box = "_np.asarray" if kind.get(v) in _ARRAY_0D else \
+                op = kind.get(v)
+                box = "_np.asarray" if op is not None and op.prim.lowering.array_0d else \
                     ("_np.bool_" if prog.dtype(v) == _BOOL else "_np.float64")
                 text = f"{box}({text})"
             outs.append(text)

@@ -354,9 +354,12 @@ def _fit_gradient(rec, k, a, g):
 
 
 def unbroadcast(g, x):
-    """``g`` summed down to the shape of ``x`` (the VJP of implicit broadcasting)."""
+    """``g`` summed down to the shape of ``x`` (the VJP of implicit broadcasting). A gradient
+    whose shape graph mode does not know is summed too (at run time ``sum_to`` returns it
+    as it is if nothing was broadcast): left as it was, a broadcast operand's gradient was
+    not summed, and came out too large."""
     xs, gs = shape_of(x), shape_of(g)
-    if xs == gs or xs is None or gs is None:
+    if xs == gs or xs is None:
         return g
     return bind(SUM_TO.prim, (g,), {"shape": xs})
 

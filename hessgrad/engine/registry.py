@@ -7,6 +7,8 @@ gradient contributions, ...) are *roles*: the op declared with ``role=ADD_N`` is
 backprop core sums with, so the engine names no op.
 """
 
+from .facts import NO_ALGEBRA, NO_LOWERING
+
 PRIMITIVES = {}
 _SEALED = False  # True once hessgrad is imported: later primitives are the user's
 
@@ -123,17 +125,21 @@ class Primitive:
         pass_through: the op hands inputs on unchanged (control flow passes captures to its
             blocks): weak inputs stay weak there, the ops that use them promote them.
         role: a :class:`Role` this op plays for the engine.
+        lowering: how the compiler emits the op (:class:`hessgrad.engine.facts.Lowering`).
+        algebra: facts the compiler's rewrites use (:class:`hessgrad.engine.facts.Algebra`).
     """
 
     __slots__ = ("name", "forward", "eager_forward", "vjps", "jvps", "joint_vjp", "joint_jvp",
                  "linear", "shape_rule", "none_grads_ok", "nondiff", "multiple_results",
                  "batch", "batch_values", "sparsity", "array_rules", "builtin", "closures",
-                 "broadcasts", "fast_vjps", "effects", "writes", "pass_through")
+                 "broadcasts", "fast_vjps", "effects", "writes", "pass_through", "lowering",
+                 "algebra")
 
     def __init__(self, name, forward, vjp=None, jvp=None, *, linear=False, shape_rule=None,
                  none_grads_ok=False, nondiff=False, multiple_results=False, closures=False,
                  broadcasts=False, batch=None, batch_values=None, sparsity=None, effects=False,
-                 writes=None, pass_through=False, role=None, array_rules=None):
+                 writes=None, pass_through=False, role=None, array_rules=None, lowering=None,
+                 algebra=None):
         if name in PRIMITIVES:
             raise ValueError(f"primitive {name!r} is registered twice")
         self.name = name
@@ -161,6 +167,8 @@ class Primitive:
         self.effects = effects
         self.writes = writes
         self.pass_through = pass_through
+        self.lowering = NO_LOWERING if lowering is None else lowering
+        self.algebra = NO_ALGEBRA if algebra is None else algebra
         if role is not None:
             if role.prim is not None:
                 raise ValueError(f"primitive {name!r}: role {role!r} is played by "

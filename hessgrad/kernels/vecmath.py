@@ -32,9 +32,9 @@ result (the sum cancels to near 0 about ``logaddexp(-0.4, -1.11)``, and both car
 rounding errors of its terms) and within 1 of the exact ``log1p(exp(z))``.
 
 Each function falls back to numpy's (scipy's ``expit``) for anything but C-contiguous float64
-arrays of at least ``MIN_SIZES[name]`` elements (``logaddexp``: two of the same shape, or one
-and a float or 0-d float64 array, either way round), for ``out`` other than an input array,
-if llvmlite cannot compile here, or when ``HESSGRAD_VECMATH=0``.
+arrays of at least :func:`min_size` elements (set in :mod:`.tuning`; ``logaddexp``: two of the
+same shape, or one and a float or 0-d float64 array, either way round), for ``out`` other than
+an input array, if llvmlite cannot compile here, or when ``HESSGRAD_VECMATH=0``.
 """
 
 import collections
@@ -45,24 +45,23 @@ import os
 import numpy as np
 import scipy.special
 
+from . import tuning
+
 
 def _numpy_tanh_is_simd():
     """Whether numpy runs float64 ``tanh`` on an AVX-512 loop here (numpy 2 on such CPUs)."""
     try:
         from numpy.lib.introspect import opt_func_info  # noqa: PLC0415 - numpy >= 2.0
-        target = opt_func_info(func_name="^tanh$", signature="float64")["tanh"]["dd"]["current"]
+        name = np.tanh.__name__
+        target = opt_func_info(func_name=f"^{name}$", signature="float64")[name]["dd"]["current"]
     except Exception:  # noqa: BLE001 - an older numpy or another layout: assume the C library
         return False
     return target.startswith(("X86_V4", "AVX512"))
 
 
-# Smallest arrays each loop takes: below, numpy's (scipy's) call costs less than the ctypes
-# call (about 1 us). Measured on an AVX-512 machine: logaddexp and expit break even at
-# 150-200 elements (numpy 12 and 6 ns per element, these loops 2.5 and 2); tanh at about
-# 1000, where numpy's own loop is vectorised (1.7 ns against 0.9), else (14 ns) at about 64.
-MIN_SIZE = 192
-MIN_SIZES = {"logaddexp": MIN_SIZE, "sigmoid": MIN_SIZE,
-             "tanh": 1024 if _numpy_tanh_is_simd() else 64}
+_NUMPY_TANH_SIMD = _numpy_tanh_is_simd()
+
+
 _F64 = np.dtype(np.float64)
 
 # 1/n! for n = 2..13: expm1(r) = r + r^2 (1/2! + r/3! + ... + r^11/13!), |r| <= ln2/2 (the
@@ -333,6 +332,7 @@ _LOOPS = {"vtanh": ("tanh_block", 1, False), "vsigmoid": ("sigmoid_block", 1, Fa
           "vlogaddexp": ("logaddexp_block", 2, False),
           "vlogaddexp_scalar": ("logaddexp_block", 1, True)}
 _Kernels = collections.namedtuple("_Kernels", "tanh sigmoid logaddexp logaddexp_scalar")
+_TANH, _SIGMOID = 0, 1  # positions in _Kernels
 
 
 def _compile():
@@ -369,23 +369,31 @@ def _kernels():
     return _KERNELS[0]
 
 
-def _kernels_for(x, name):
-    """The compiled loops when ``x`` is an array loop ``name`` takes (C-contiguous float64,
-    at least ``MIN_SIZES[name]`` elements) and they exist, else None."""
-    if type(x) is np.ndarray and x.dtype == _F64 and x.size >= MIN_SIZES[name] and \
-            x.flags.c_contiguous:
+def min_size(fn):
+    """The smallest array the compiled loop of ``fn`` (:func:`tanh`, :func:`sigmoid` or
+    :func:`logaddexp`) takes; numpy's (scipy's) function runs below (see :mod:`.tuning`)."""
+    if fn is tanh:
+        return tuning.TANH_MIN_SIZE_SIMD_NUMPY if _NUMPY_TANH_SIMD else \
+            tuning.TANH_MIN_SIZE_SCALAR_NUMPY
+    return tuning.SIGMOID_MIN_SIZE if fn is sigmoid else tuning.LOGADDEXP_MIN_SIZE
+
+
+def _kernels_for(x, size):
+    """The compiled loops when ``x`` is an array they take (C-contiguous float64, at least
+    ``size`` elements) and they exist, else None."""
+    if type(x) is np.ndarray and x.dtype == _F64 and x.size >= size and x.flags.c_contiguous:
         return _KERNELS[0] if _KERNELS else _kernels()
     return None
 
 
-def _unary(name, fallback, x, out):
-    """The compiled loop ``name`` applied to ``x`` (into ``out`` if that is ``x``) where it
-    takes ``x``, else ``fallback(x[, out=out])``."""
-    kernels = _kernels_for(x, name)
+def _unary(loop, size, fallback, x, out):
+    """The compiled loop ``loop`` (its position in the loops) applied to ``x`` (into ``out``
+    if that is ``x``) where the loops take ``x``, else ``fallback(x[, out=out])``."""
+    kernels = _kernels_for(x, size)
     if kernels is not None and (out is None or out is x):
         if out is None:
             out = np.empty(x.shape)
-        getattr(kernels, name)(x, out, x.size)
+        kernels[loop](x, out, x.size)
         return out
     return fallback(x) if out is None else fallback(x, out=out)
 
@@ -398,7 +406,8 @@ def tanh(x, out=None):
     >>> bool(np.allclose(tanh(x), np.tanh(x), rtol=1e-15, atol=0))
     True
     """
-    return _unary("tanh", np.tanh, x, out)
+    return _unary(_TANH, tuning.TANH_MIN_SIZE_SIMD_NUMPY if _NUMPY_TANH_SIMD
+                  else tuning.TANH_MIN_SIZE_SCALAR_NUMPY, np.tanh, x, out)
 
 
 def sigmoid(x, out=None):
@@ -409,7 +418,7 @@ def sigmoid(x, out=None):
     >>> bool(np.allclose(sigmoid(x), scipy.special.expit(x), rtol=1e-15, atol=0))
     True
     """
-    return _unary("sigmoid", scipy.special.expit, x, out)
+    return _unary(_SIGMOID, tuning.SIGMOID_MIN_SIZE, scipy.special.expit, x, out)
 
 
 def logaddexp(x, y, out=None):
@@ -422,7 +431,7 @@ def logaddexp(x, y, out=None):
     True
     """
     array, other = (x, y) if type(x) is np.ndarray and x.ndim else (y, x)
-    kernels = _kernels_for(array, "logaddexp")
+    kernels = _kernels_for(array, tuning.LOGADDEXP_MIN_SIZE)
     if kernels is not None:
         if isinstance(other, float) or type(other) is int and abs(other) <= 2**53 or \
                 type(other) is np.ndarray and other.ndim == 0 and other.dtype == _F64:

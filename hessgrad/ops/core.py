@@ -1,7 +1,9 @@
 """Structural primitives the engine itself needs: constants, zeros/ones, add_n, sum_to,
 broadcast_to, reshape, stack, one-hot seeds, cast, stop_gradient."""
 
+import functools
 import math
+import operator
 
 import numpy as np
 import scipy.sparse as sp
@@ -9,6 +11,7 @@ import scipy.sparse as sp
 from ..engine.backprop import unbroadcast  # noqa: F401 - for the rules of the ops
 from ..engine.batching import per_member
 from ..engine.dispatch import bind, note_constant
+from ..engine.facts import Algebra, Lowering
 from ..engine.graph import get_default_graph
 from ..engine.registry import (ADD_N, BROADCAST_TO, CAST, ONES_LIKE, RESHAPE, STACK, SUM_TO,
                                TRANSPOSE, UNSTACK, ZEROS, ZEROS_LIKE, primitive)
@@ -43,9 +46,13 @@ def _ones_like(x):
 
 
 zeros_like = primitive("zeros_like", _zeros_like, nondiff=True, batch=aligned,
-                       shape_rule=same_shape(_zeros_like), role=ZEROS_LIKE)
+                       shape_rule=same_shape(_zeros_like), role=ZEROS_LIKE,
+                       lowering=Lowering(no_alias=True), algebra=Algebra(fill_value=0))
 ones_like = primitive("ones_like", _ones_like, nondiff=True, batch=aligned,
-                      shape_rule=same_shape(_ones_like), role=ONES_LIKE)
+                      shape_rule=same_shape(_ones_like), role=ONES_LIKE,
+                      lowering=Lowering(no_alias=True), algebra=Algebra(fill_value=1))
+
+
 def _params_shape(shape, dtype=np.float64, value=None):
     return (tuple(shape) if isinstance(shape, (tuple, list)) else (int(shape),)), np.dtype(dtype)
 
@@ -135,11 +142,13 @@ def _given_shape(x, shape):
 sum_to = primitive("sum_to", _sum_to,
                    vjp=[lambda g, ans, x, shape: broadcast_to(g, shape=shape_of(x))],
                    linear=True, batch=_sum_to_batch, sparsity=_sum_to_pattern,
-                   shape_rule=_given_shape, role=SUM_TO)
+                   shape_rule=_given_shape, role=SUM_TO,
+                   lowering=Lowering(array_0d=True), algebra=Algebra(noop=True))
 broadcast_to = primitive("broadcast_to", _broadcast_to,
                          vjp=[lambda g, ans, x, shape: sum_to(g, shape=shape_of(x))],
                          linear=True, batch=_broadcast_to_batch, sparsity=MOVES,
-                         shape_rule=_given_shape, role=BROADCAST_TO)
+                         shape_rule=_given_shape, role=BROADCAST_TO,
+                         lowering=Lowering(array_0d=True), algebra=Algebra(noop=True))
 
 
 def _add_n(*xs):
@@ -155,7 +164,9 @@ def _add_n(*xs):
 
 add_n = primitive("add_n", _add_n, vjp=lambda g, ans, *xs: [unbroadcast(g, x) for x in xs],
                   linear=True, batch=aligned, sparsity=piecewise_linear,
-                  shape_rule=broadcasting("add_n", _add_n), role=ADD_N)
+                  shape_rule=broadcasting("add_n", _add_n), role=ADD_N,
+                  lowering=Lowering(lambda *xs: functools.reduce(operator.add, xs), fresh=True),
+                  algebra=Algebra(unit=0))
 
 
 def _reshape(x, shape):
@@ -187,7 +198,8 @@ def _reshape_shape(x, shape):
 reshape = primitive("reshape", _reshape,
                     vjp=[lambda g, ans, x, shape: reshape(g, shape=shape_of(x))], linear=True,
                     batch=_reshape_batch, sparsity=MOVES, shape_rule=_reshape_shape,
-                    role=RESHAPE)
+                    role=RESHAPE, lowering=Lowering(array_0d=True),
+                    algebra=Algebra(noop=True, compose=lambda inner, outer, shape: outer))
 
 
 def _stack_vjp(g, ans, *xs, axis=0):
@@ -292,11 +304,18 @@ def _scatter_add_batch(prim, args, flags, params, k):
 # ``getitem`` takes a normalized index (see ``ops.indexing.normalize_index``): ints, slices,
 # None, Ellipsis and integer numpy arrays (boolean masks are turned into integer arrays), so
 # that its VJP ``scatter_add`` accumulates repeated indices.
+def _whole(params, shape):
+    """Whether ``x[index]`` is all of ``x`` (full slices and Ellipsis only)."""
+    index = params["index"]
+    parts = index if isinstance(index, tuple) else (index,)
+    return all((isinstance(p, slice) and p == slice(None)) or p is Ellipsis for p in parts)
+
+
 getitem = primitive("getitem", _getitem,
                     vjp=[lambda g, ans, x, index: scatter_add(g, index=index,
                                                               shape=shape_of(x))],
                     linear=True, shape_rule=_getitem_shape, batch=_getitem_batch,
-                    sparsity=MOVES)
+                    sparsity=MOVES, algebra=Algebra(noop=_whole))
 
 
 def _scatter_add_pattern(step):
@@ -308,7 +327,8 @@ scatter_add = primitive("scatter_add", _scatter_add,
                         vjp=[lambda g, ans, x, index, shape: getitem(g, index=index)],
                         linear=True, batch=_scatter_add_batch, sparsity=_scatter_add_pattern,
                         shape_rule=lambda g, index, shape: (tuple(shape), np.result_type(
-                            g.dtype if isinstance(g, Tensor) else g)))
+                            g.dtype if isinstance(g, Tensor) else g)),
+                        lowering=Lowering(fresh=True, array_0d=True))
 
 
 def _cast_vjp(g, ans, x, dtype):
@@ -328,11 +348,13 @@ def _cast_pattern(step):
 
 
 cast = primitive("cast", _cast, vjp=[_cast_vjp], linear=True, batch=aligned,
-                 sparsity=_cast_pattern, shape_rule=same_shape(_cast), role=CAST)
+                 sparsity=_cast_pattern, shape_rule=same_shape(_cast), role=CAST,
+                 lowering=Lowering(array_0d=True), algebra=Algebra(noop=True))
 
 stop_gradient = primitive("stop_gradient", lambda x: x, vjp=[lambda g, ans, x: None],
                           jvp=[lambda t, ans, x: None], none_grads_ok=True, batch=aligned,
-                          sparsity=cut, shape_rule=same_shape(lambda x: x))
+                          sparsity=cut, shape_rule=same_shape(lambda x: x),
+                          algebra=Algebra(forwards=True))
 stop_gradient.__doc__ = """The identity whose gradient is None: ``x`` is a constant for
 differentiation.
 
@@ -378,7 +400,8 @@ def convert_to_tensor(value, dtype=None):
 
 
 identity = primitive("identity", lambda x: x, vjp=[lambda g, ans, x: g], linear=True,
-                     batch=aligned, sparsity=same, shape_rule=same_shape(lambda x: x))
+                     batch=aligned, sparsity=same, shape_rule=same_shape(lambda x: x),
+                     algebra=Algebra(forwards=True))
 
 
 def strong(x):

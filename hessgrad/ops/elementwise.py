@@ -11,8 +11,10 @@ import math
 
 import numpy as np
 
+from ..engine.facts import Algebra, Lowering, call, eq, logical_not as not_, ne
+from ..engine import facts
 from ..engine.tensor import Tensor, dtype_of, shape_of
-from ..kernels import vecmath
+from ..kernels import scalar as scalar_kernels, vecmath
 from ..engine.registry import ADD
 from .core import REAL_FLOATS, broadcast_to, cast, ones_like, zeros_like  # noqa: F401
 from .families import elementwise
@@ -65,10 +67,10 @@ def _unary(name, forward, deriv, **flags):
                        jvp=[lambda t, a, x: multiply(t, deriv(a, x))], **flags)
 
 
-def _unary_div(name, forward, denominator):
+def _unary_div(name, forward, denominator, **flags):
     """A unary op whose derivative is ``1 / denominator(ans, x)``."""
     return elementwise(name, forward, vjp=[lambda g, a, x: divide(g, denominator(a, x))],
-                       jvp=[lambda t, a, x: divide(t, denominator(a, x))])
+                       jvp=[lambda t, a, x: divide(t, denominator(a, x))], **flags)
 
 
 def _piecewise_constant(name, forward, **flags):
@@ -82,7 +84,7 @@ def _binary_prim(name, forward, **kwargs):
     back to each input's shape (``broadcasts``)."""
     forward = _checked(name, forward)
     return elementwise(name, forward, shape_rule=broadcasting(name, forward),
-                     broadcasts=True, **kwargs)
+                       broadcasts=True, **kwargs)
 
 
 def _eager_all(test, *tensors):
@@ -137,23 +139,28 @@ def _power_pattern(step):
 
 add = _binary_prim("add", np.add, role=ADD,
                    vjp=[lambda g, a, x, y: g, lambda g, a, x, y: g],
-                   linear=True)
+                   linear=True, lowering=Lowering(lambda x, y: x + y), algebra=Algebra(unit=0))
 subtract = _binary_prim("subtract", np.subtract,
                         vjp=[lambda g, a, x, y: g, lambda g, a, x, y: -g],
-                        linear=True)
+                        linear=True, lowering=Lowering(lambda x, y: x - y),
+                        algebra=Algebra(unit=0, unit_at=(1,)))
 multiply = _binary_prim("multiply", np.multiply,
                         vjp=[lambda g, a, x, y: g * y, lambda g, a, x, y: g * x],
                         jvp=[lambda t, a, x, y: t * y,
                              lambda t, a, x, y: t * x],
-                        sparsity=_product_pattern)
+                        sparsity=_product_pattern,
+                        lowering=Lowering(lambda x, y: x * y), algebra=Algebra(unit=1))
 divide = _binary_prim("divide", np.true_divide,
                       vjp=[lambda g, a, x, y: g / y, lambda g, a, x, y: -g * a / y],
                       jvp=[lambda t, a, x, y: t / y,
                            lambda t, a, x, y: -t * a / y],
-                      sparsity=_quotient_pattern)
+                      sparsity=_quotient_pattern,
+                      lowering=Lowering(lambda x, y: x / y), algebra=Algebra(unit=1, unit_at=(1,)))
 true_divide = divide
-negative = elementwise("negative", np.negative, vjp=[lambda g, a, x: -g], linear=True)
-positive = elementwise("positive", np.positive, vjp=[lambda g, a, x: g], linear=True)
+negative = elementwise("negative", np.negative, vjp=[lambda g, a, x: -g], linear=True,
+                       lowering=Lowering(lambda x: -x), algebra=Algebra(involution=True))
+positive = elementwise("positive", np.positive, vjp=[lambda g, a, x: g], linear=True,
+                       lowering=Lowering(lambda x: +x))
 
 
 def _pow_dx(x, y):
@@ -189,7 +196,8 @@ power = _binary_prim("power", np.power,
                           lambda g, a, x, y: g * _pow_dy(x, a)],
                      jvp=[lambda t, a, x, y: t * _pow_dx(x, y),
                           lambda t, a, x, y: t * _pow_dy(x, a)],
-                     sparsity=_power_pattern)
+                     sparsity=_power_pattern,
+                     lowering=Lowering(lambda x, y: x ** y, literal=(1,)))
 
 
 # float_power: numpy's own loop (always float64 or complex128); power's rules apply as is.
@@ -202,9 +210,9 @@ float_power = _binary_prim("float_power", np.float_power,
 
 
 square = elementwise("square", np.square, vjp=[lambda g, a, x: g * (2.0 * x)],
-                   jvp=[lambda t, a, x: t * (2.0 * x)])
+                   jvp=[lambda t, a, x: t * (2.0 * x)], lowering=Lowering(lambda x: x * x))
 reciprocal = elementwise("reciprocal", np.reciprocal, vjp=[lambda g, a, x: -g * a * a],
-                       jvp=[lambda t, a, x: -t * a * a])
+                       jvp=[lambda t, a, x: -t * a * a], lowering=Lowering(lambda x: 1.0 / x))
 cbrt = _unary_div("cbrt", np.cbrt, lambda a, x: 3.0 * (a * a))
 
 # floor_divide is piecewise constant; remainder/fmod are x - y * n with n piecewise constant.
@@ -247,17 +255,24 @@ nextafter = _binary_prim(
     jvp=[lambda t, a, x, y: broadcast_to(t, shape=shape_of(a)), _zero_jvp], sparsity=only(0))
 
 # --- exponentials and logarithms -----------------------------------------------------------
-exp = elementwise("exp", np.exp, vjp=[lambda g, a, x: g * a], jvp=[lambda t, a, x: t * a])
+# numpy's exp, log (SIMD loops on AVX2/AVX-512) and the vectorised tanh, sigmoid and logaddexp
+# run several times faster than a loop's libm calls: ``simd``
+exp = elementwise("exp", np.exp, vjp=[lambda g, a, x: g * a], jvp=[lambda t, a, x: t * a],
+                  lowering=Lowering(lambda x: call(math.exp, x), simd=True))
 exp2 = _unary("exp2", np.exp2, lambda a, x: a * LN2)
-log = elementwise("log", np.log, vjp=[lambda g, a, x: g / x], jvp=[lambda t, a, x: t / x])
+log = elementwise("log", np.log, vjp=[lambda g, a, x: g / x], jvp=[lambda t, a, x: t / x],
+                  lowering=Lowering(lambda x: call(math.log, x), simd=True))
 log2 = _unary_div("log2", np.log2, lambda a, x: x * LN2)
 log10 = _unary_div("log10", np.log10, lambda a, x: x * LN10)
 log1p = elementwise("log1p", np.log1p, vjp=[lambda g, a, x: g / (1.0 + x)],
-                  jvp=[lambda t, a, x: t / (1.0 + x)])
+                  jvp=[lambda t, a, x: t / (1.0 + x)],
+                  lowering=Lowering(lambda x: call(math.log1p, x)))
 expm1 = elementwise("expm1", np.expm1, vjp=[lambda g, a, x: g * (a + 1.0)],
-                  jvp=[lambda t, a, x: t * (a + 1.0)])
+                  jvp=[lambda t, a, x: t * (a + 1.0)],
+                  lowering=Lowering(lambda x: call(math.expm1, x)))
 sqrt = elementwise("sqrt", np.sqrt, vjp=[lambda g, a, x: g * 0.5 / a],
-                 jvp=[lambda t, a, x: t * 0.5 / a])
+                 jvp=[lambda t, a, x: t * 0.5 / a],
+                 lowering=Lowering(lambda x: call(math.sqrt, x)))
 
 
 def _sigmoid(x):
@@ -269,7 +284,9 @@ def _sigmoid(x):
 
 
 sigmoid = elementwise("sigmoid", _sigmoid, vjp=[lambda g, a, x: g * (a * (1.0 - a))],
-                    jvp=[lambda t, a, x: t * (a * (1.0 - a))])
+                    jvp=[lambda t, a, x: t * (a * (1.0 - a))],
+                    lowering=Lowering(lambda x: call(scalar_kernels.sigmoid, x), simd=True,
+                                      no_alias=True))
 
 
 def _logaddexp_weight(scale, x, y):
@@ -287,17 +304,19 @@ def _logaddexp_weight(scale, x, y):
     return where(equal(x, y), where(isinf(x), 0.5, weight), weight)
 
 
-def _logaddexp_prim(name, forward, scale):
+def _logaddexp_prim(name, forward, scale, **flags):
     return _binary_prim(
         name, forward,
         vjp=[lambda g, a, x, y: g * _logaddexp_weight(scale, x, y),
              lambda g, a, x, y: g * _logaddexp_weight(scale, y, x)],
         jvp=[lambda t, a, x, y: t * _logaddexp_weight(scale, x, y),
-             lambda t, a, x, y: t * _logaddexp_weight(scale, y, x)])
+             lambda t, a, x, y: t * _logaddexp_weight(scale, y, x)], **flags)
 
 
 # numpy.logaddexp, vectorised for large float64 arrays (and one array with a float)
-logaddexp = _logaddexp_prim("logaddexp", vecmath.logaddexp, 1.0)
+logaddexp = _logaddexp_prim(
+    "logaddexp", vecmath.logaddexp, 1.0, lowering=Lowering(
+        lambda x, y: call(scalar_kernels.logaddexp, x, y), call=vecmath.logaddexp, simd=True))
 logaddexp2 = _logaddexp_prim("logaddexp2", np.logaddexp2, math.log(2.0))
 
 
@@ -308,19 +327,24 @@ def softplus(x):
 
 # --- trigonometric and hyperbolic ----------------------------------------------------------
 sin = elementwise("sin", np.sin, vjp=[lambda g, a, x: g * cos(x)],
-                jvp=[lambda t, a, x: t * cos(x)])
+                jvp=[lambda t, a, x: t * cos(x)], lowering=Lowering(lambda x: call(math.sin, x)))
 cos = elementwise("cos", np.cos, vjp=[lambda g, a, x: -g * sin(x)],
-                jvp=[lambda t, a, x: -t * sin(x)])
-tan = _unary("tan", np.tan, lambda a, x: 1.0 + a * a)
+                jvp=[lambda t, a, x: -t * sin(x)], lowering=Lowering(lambda x: call(math.cos, x)))
+tan = _unary("tan", np.tan, lambda a, x: 1.0 + a * a,
+             lowering=Lowering(lambda x: call(math.tan, x)))
 # (1 - x)(1 + x) instead of 1 - x*x: no cancellation near |x| = 1.
 arcsin = _unary_div("arcsin", np.arcsin, lambda a, x: sqrt((1.0 - x) * (1.0 + x)))
 arccos = _unary_div("arccos", np.arccos, lambda a, x: -sqrt((1.0 - x) * (1.0 + x)))
-arctan = _unary_div("arctan", np.arctan, lambda a, x: 1.0 + x * x)
-sinh = _unary("sinh", np.sinh, lambda a, x: cosh(x))
-cosh = _unary("cosh", np.cosh, lambda a, x: sinh(x))
+arctan = _unary_div("arctan", np.arctan, lambda a, x: 1.0 + x * x,
+                    lowering=Lowering(lambda x: call(math.atan, x)))
+sinh = _unary("sinh", np.sinh, lambda a, x: cosh(x),
+              lowering=Lowering(lambda x: call(math.sinh, x)))
+cosh = _unary("cosh", np.cosh, lambda a, x: sinh(x),
+              lowering=Lowering(lambda x: call(math.cosh, x)))
 tanh = elementwise("tanh", vecmath.tanh,  # numpy.tanh, vectorised for large float64 arrays
                  vjp=[lambda g, a, x: g * (1.0 - a * a)],
-                 jvp=[lambda t, a, x: t * (1.0 - a * a)])
+                 jvp=[lambda t, a, x: t * (1.0 - a * a)],
+                 lowering=Lowering(lambda x: call(math.tanh, x), call=vecmath.tanh, simd=True))
 # hypot(x, 1) = sqrt(1 + x*x) without x*x overflow (real x; hypot has no complex loop)
 arcsinh = _unary_div("arcsinh", np.arcsinh,
                      lambda a, x: sqrt(1.0 + x * x) if dtype_of(x).kind == "c" else hypot(x, 1.0))
@@ -407,10 +431,13 @@ def _abs_pattern(step):
     return same(step)
 
 
-absolute = elementwise("absolute", np.abs, vjp=[_abs_vjp], jvp=[_abs_jvp], sparsity=_abs_pattern)
+absolute = elementwise("absolute", np.abs, vjp=[_abs_vjp], jvp=[_abs_jvp], sparsity=_abs_pattern,
+                       lowering=Lowering(lambda x: call(abs, x)))
 fabs = elementwise("fabs", np.fabs, vjp=[lambda g, a, x: _slope(g, x)],
-                   jvp=[lambda t, a, x: _slope(t, x)], sparsity=same)
-sign = _piecewise_constant("sign", np.sign)
+                   jvp=[lambda t, a, x: _slope(t, x)], sparsity=same,
+                   lowering=Lowering(lambda x: call(abs, x)))
+sign = _piecewise_constant("sign", np.sign,
+                           lowering=Lowering(lambda x: call(scalar_kernels.sign, x)))
 copysign = _binary_prim(
     "copysign", np.copysign,
     vjp=[lambda g, a, x, y: _copysign_slope(g, x, y), _zero_vjp_second],
@@ -448,7 +475,7 @@ def _nan_ignoring(weighted):
     return nan_weighted
 
 
-def _extremum_prim(name, forward, weighted):
+def _extremum_prim(name, forward, weighted, **flags):
     """maximum/minimum/fmax/fmin: the winner takes the gradient; ties split it 1/2-1/2.
     ``weighted(g, x, y)`` is the first input's share of ``g``; the second's swaps x and y."""
     return _binary_prim(name, forward,
@@ -456,11 +483,13 @@ def _extremum_prim(name, forward, weighted):
                              lambda g, a, x, y: weighted(g, y, x)],
                         jvp=[lambda t, a, x, y: weighted(t, x, y),
                              lambda t, a, x, y: weighted(t, y, x)],
-                        sparsity=piecewise_linear)
+                        sparsity=piecewise_linear, **flags)
 
 
-maximum = _extremum_prim("maximum", np.maximum, _max_weighted)
-minimum = _extremum_prim("minimum", np.minimum, _min_weighted)
+maximum = _extremum_prim("maximum", np.maximum, _max_weighted, lowering=Lowering(
+    lambda x, y: call(scalar_kernels.maximum, x, y)))
+minimum = _extremum_prim("minimum", np.minimum, _min_weighted, lowering=Lowering(
+    lambda x, y: call(scalar_kernels.minimum, x, y)))
 fmax = _extremum_prim("fmax", np.fmax, _nan_ignoring(_max_weighted))
 fmin = _extremum_prim("fmin", np.fmin, _nan_ignoring(_min_weighted))
 
@@ -537,27 +566,33 @@ def _where_pattern(step):
 where = elementwise(
     "where", _checked("where", np.where, ("condition", "x", "y")),
     vjp=[None, _where_vjp_x, _where_vjp_y], linear=True, broadcasts=True, sparsity=_where_pattern,
-    shape_rule=broadcasting("where", np.where, ("condition", "x", "y")))
+    shape_rule=broadcasting("where", np.where, ("condition", "x", "y")),
+    lowering=Lowering(lambda c, x, y: facts.select(c, x, y), no_alias=True, array_0d=True))
 
 
 # --- comparisons, logic and floating-point classes: boolean results are constants ----------
-def _nondiff_binary(name, forward):
-    return _binary_prim(name, forward, nondiff=True)
+def _nondiff_binary(name, forward, scalar=None):
+    return _binary_prim(name, forward, nondiff=True,
+                        lowering=None if scalar is None else Lowering(scalar))
 
 
-less = _nondiff_binary("less", np.less)
-less_equal = _nondiff_binary("less_equal", np.less_equal)
-greater = _nondiff_binary("greater", np.greater)
-greater_equal = _nondiff_binary("greater_equal", np.greater_equal)
-equal = _nondiff_binary("equal", np.equal)
-not_equal = _nondiff_binary("not_equal", np.not_equal)
+less = _nondiff_binary("less", np.less, lambda x, y: x < y)
+less_equal = _nondiff_binary("less_equal", np.less_equal, lambda x, y: x <= y)
+greater = _nondiff_binary("greater", np.greater, lambda x, y: x > y)
+greater_equal = _nondiff_binary("greater_equal", np.greater_equal, lambda x, y: x >= y)
+equal = _nondiff_binary("equal", np.equal, lambda x, y: eq(x, y))
+not_equal = _nondiff_binary("not_equal", np.not_equal, lambda x, y: ne(x, y))
 logical_and = _nondiff_binary("logical_and", np.logical_and)
 logical_or = _nondiff_binary("logical_or", np.logical_or)
-logical_not = elementwise("logical_not", np.logical_not, nondiff=True)
+logical_not = elementwise("logical_not", np.logical_not, nondiff=True,
+                          lowering=Lowering(lambda x: not_(x)))
 logical_xor = _nondiff_binary("logical_xor", np.logical_xor)
-isfinite = elementwise("isfinite", np.isfinite, nondiff=True)
-isnan = elementwise("isnan", np.isnan, nondiff=True)
-isinf = elementwise("isinf", np.isinf, nondiff=True)
+isfinite = elementwise("isfinite", np.isfinite, nondiff=True,
+                       lowering=Lowering(lambda x: call(math.isfinite, x)))
+isnan = elementwise("isnan", np.isnan, nondiff=True,
+                    lowering=Lowering(lambda x: call(math.isnan, x)))
+isinf = elementwise("isinf", np.isinf, nondiff=True,
+                    lowering=Lowering(lambda x: call(math.isinf, x)))
 signbit = elementwise("signbit", np.signbit, nondiff=True)
 
 

@@ -2,8 +2,10 @@
 
 Each takes :func:`hessgrad.engine.registry.primitive`'s arguments (name, forward, rules, flags)
 and fills in the family's rules where the op gives none: how it batches (:mod:`.batching`),
-its sparsity pattern (:mod:`.patterns`, chosen by what the op declares: ``linear``) and its
-output shape and dtype (:mod:`.shape_rules`). An op whose rules differ from its family's
+its sparsity pattern (:mod:`.patterns`, chosen by what the op declares: ``linear``), its
+output shape and dtype (:mod:`.shape_rules`) and, for elementwise ops, what the compiler may
+assume (applied per element; a numpy ufunc forward is called with ``out=``). An op whose
+rules differ from its family's
 passes its own.
 
 * :func:`elementwise`: applied element by element, numpy broadcasting its operands;
@@ -12,6 +14,9 @@ passes its own.
 * :func:`along_axis`: works along one ``axis`` (cumulative sums, sorting, argmax).
 """
 
+import numpy as np
+
+from ..engine.facts import NO_ALGEBRA, NO_LOWERING
 from ..engine.registry import primitive
 from . import patterns, shape_rules
 from .batching import aligned, along_axis as _along_axis, reduction as _reduction
@@ -27,6 +32,10 @@ def _declare(name, forward, vjp, jvp, flags, batch, sparsity, shape_rule):
 def elementwise(name, forward, vjp=None, jvp=None, **flags):
     """An op applied element by element, broadcasting its operands as numpy does. Linear:
     outputs depend on their operands with no interaction; else they interact."""
+    ufunc = getattr(forward, "unchecked", forward)
+    flags["lowering"] = (flags.get("lowering") or NO_LOWERING).with_call(
+        ufunc if isinstance(ufunc, np.ufunc) else None)
+    flags["algebra"] = (flags.get("algebra") or NO_ALGEBRA).with_elementwise()
     rule = patterns.piecewise_linear if flags.get("linear") else patterns.elementwise_nonlinear
     return _declare(name, forward, vjp, jvp, flags, aligned, rule,
                     shape_rules.broadcasting(name, forward))

@@ -8,6 +8,7 @@ import opt_einsum
 
 from ..engine.batching import plain_values
 from ..engine.dispatch import bind
+from ..engine.facts import Lowering
 from ..engine.registry import PerInput, primitive
 from ..engine.tensor import dtype_of, shape_of
 from .batching import align, core_ndim, new_letter, static_shape
@@ -181,7 +182,8 @@ def _matmul_shape(a, b):
 matmul = primitive("matmul", _check_matmul, vjp=[_matmul_vjp_a, _matmul_vjp_b],
                    jvp=[lambda t, ans, a, b: matmul(t, b), lambda t, ans, a, b: matmul(a, t)],
                    batch=_matmul_batch, batch_values=_matmul_batch_values,
-                   sparsity=_matmul_pattern, shape_rule=_matmul_shape)
+                   sparsity=_matmul_pattern, shape_rule=_matmul_shape,
+                   lowering=Lowering(fresh=True, specialize=matmul_kernel))
 
 
 # --- einsum -------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from ..engine.facts import Lowering
 from ..engine.registry import primitive
 from ..engine.tensor import dtype_of, shape_of
 from .core import REAL_FLOATS, broadcast_to, cast, getitem, ones_like, reshape
@@ -57,7 +58,7 @@ def _count(x, axis):
 sum = reduction(  # noqa: A001 - numpy's name
     "sum", lambda x, axis=None, keepdims=False: np.add.reduce(x, axis=axis, keepdims=keepdims),
     vjp=[lambda g, ans, x, axis=None, keepdims=False: expand_to(g, x, axis, keepdims)],
-    linear=True)
+    linear=True, lowering=Lowering(no_alias=True))
 
 
 def _mean(x, axis=None, keepdims=False):
@@ -73,7 +74,7 @@ mean = reduction(
     # divided before it is broadcast: one division per reduced element, not per input
     vjp=[lambda g, ans, x, axis=None, keepdims=False:
          expand_to(g / builtins.max(_count(x, axis), 1), x, axis, keepdims)],
-    linear=True)
+    linear=True, lowering=Lowering(no_alias=True))
 
 
 def _extremum_mask(ans, x, axis, keepdims):

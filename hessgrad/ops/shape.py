@@ -12,6 +12,7 @@ import operator
 
 import numpy as np
 
+from ..engine.facts import Algebra, Lowering
 from ..engine.registry import CONCATENATE, TRANSPOSE, primitive
 from ..engine.tensor import Tensor, dtype_of, shape_of
 from . import elementwise as ew
@@ -39,17 +40,36 @@ def _transpose_batch(prim, args, flags, params, k):
     return transpose(x, axes=(0,) + tuple(a + 1 for a in core))
 
 
+def _permutation(axes, shape):
+    """``axes`` as a tuple of non-negative axes of ``shape`` (None: reversed)."""
+    nd = len(shape)
+    return tuple(reversed(range(nd))) if axes is None else tuple(a % nd for a in axes)
+
+
 def _transpose_shape(x, axes=None):
     shape, dtype = shape_of(x), np.result_type(stand_in(x))
     if shape is None:
         return None, dtype
-    order = reversed(range(len(shape))) if axes is None else (a % len(shape) for a in axes)
-    return tuple(shape[a] for a in order), dtype
+    return tuple(shape[a] for a in _permutation(axes, shape)), dtype
+
+
+def _transposes_composed(inner, outer, shape):
+    """The axes of one transpose equal to two (None when ``shape`` is not known)."""
+    if shape is None or None in shape:
+        return None
+    first, then = _permutation(inner.get("axes"), shape), _permutation(outer.get("axes"), shape)
+    return dict(outer, axes=tuple(first[j] for j in then))
+
+
+def _is_identity(params, shape):
+    axes = params.get("axes")
+    return axes is not None and tuple(a % len(shape) for a in axes) == tuple(range(len(shape)))
 
 
 transpose = primitive("transpose", lambda x, axes=None: np.transpose(x, axes),
                       vjp=[_transpose_vjp], linear=True, batch=_transpose_batch, sparsity=MOVES,
-                      shape_rule=_transpose_shape, role=TRANSPOSE)
+                      shape_rule=_transpose_shape, role=TRANSPOSE, lowering=Lowering(array_0d=True),
+                      algebra=Algebra(noop=_is_identity, compose=_transposes_composed))
 
 
 def _concatenate_vjp(g, ans, *xs, axis=0):

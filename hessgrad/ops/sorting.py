@@ -30,10 +30,21 @@ def _inverse_permutation(perm, axis):
     return inv
 
 
+def _same_shape(a, *rest, **params):
+    """The shape and dtype of ``a``. Given as a rule: found by running the forward on stand-in
+    arrays of ones, these ops failed on a length-one axis (index 1 out of bounds), so their
+    shape was unknown there, and so was every gradient shape after them."""
+    return shape_of(a), dtype_of(a)
+
+
+def _permuted_shape(x, perm, axis):
+    return shape_of(perm), dtype_of(x)
+
+
 argsort = along_axis("argsort", lambda x, axis=-1, kind=None, stable=None:
                      np.argsort(x, axis=axis, kind=kind, stable=stable), nondiff=True)
 inverse_permutation = primitive("inverse_permutation", _inverse_permutation, nondiff=True,
-                                batch=along_one_axis())
+                                batch=along_one_axis(), shape_rule=_same_shape)
 # keys stacked on the first axis, where the batch axis would go
 lexsort = primitive("lexsort", lambda keys, axis=-1: np.lexsort(keys, axis=axis), nondiff=True,
                     batch=per_member, shape_rule=lambda keys, axis=-1: (
@@ -51,7 +62,7 @@ permute_along_axis = primitive(
          permute_along_axis(g, inverse_permutation(perm, axis=axis), axis=axis), None],
     # not declared linear: the engine zero-fills integer inputs of linear ops
     jvp=[lambda t, ans, x, perm, axis: permute_along_axis(t, perm, axis=axis), None],
-    batch=along_one_axis(), sparsity=moves(index=lambda k: k == 1))
+    batch=along_one_axis(), sparsity=moves(index=lambda k: k == 1), shape_rule=_permuted_shape)
 permute_along_axis.__doc__ = """``x`` reordered along ``axis`` by the permutation ``perm``
 (an integer array of ``x``'s shape): ``out[..., i, ...] = x[..., perm[..., i, ...], ...]``."""
 

@@ -1,4 +1,4 @@
-"""The optimizer's diagonal products (hessgrad.compiler.passes.diagonal_products): a traced
+"""The optimizer's diagonal products (hessgrad.compiler.diagonal): a traced
 Jacobian multiplies its identity basis, scaled by a derivative, into constant weights; the
 matrix product becomes a row or column scaling with the same numbers."""
 
@@ -7,7 +7,7 @@ import pytest
 
 import hessgrad as hg
 import hessgrad.numpy as hnp
-from hessgrad.compiler.passes import diagonal_of
+from hessgrad.compiler.diagonal import diagonal_of
 
 RNG = np.random.default_rng(11)
 W = RNG.standard_normal((40, 30)) / 5

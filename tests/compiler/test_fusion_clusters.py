@@ -10,7 +10,7 @@ import hessgrad.numpy as hnp
 
 pytest.importorskip("numba")
 
-N = 5000  # above wholegraph.MAX_SIZE: the per-op path with fused kernels
+N = 5000  # above tuning.MAX_SIZE: the per-op path with fused kernels
 
 
 def _compiled(fn, *args):
@@ -209,7 +209,7 @@ def test_wide_trees_split_into_kernels_of_bounded_size():
     # Numba's compile time grows faster than linearly with a kernel, above all with its
     # arguments: the gradient of a 150-step unrolled RNN w.r.t. its weights (an add_n of 150
     # outer products) made one kernel of 165 arguments that took 15 s to compile.
-    from hessgrad.compiler.fusion import MAX_GROUP_ARGS
+    from hessgrad.kernels.tuning import MAX_GROUP_ARGS
     from hessgrad.ops.core import add_n
     cols = np.random.default_rng(2).standard_normal((60, 50, 1))
     rows = np.random.default_rng(3).standard_normal((60, 1, 50))

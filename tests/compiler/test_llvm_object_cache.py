@@ -80,7 +80,7 @@ def test_whole_graph_kernel_is_loaded_without_translating_again(cache, monkeypat
 
     class NoTranslation:
         def __init__(self, *args):
-            raise AssertionError("the kernel text was translated again")
+            raise AssertionError("the kernel was lowered to LLVM IR again")
     monkeypatch.setattr(native, "_Translator", NoTranslation)
     again = hg.function(hg.grad(f))  # a new function: traced and compiled afresh
     np.testing.assert_array_equal(again(x), want)

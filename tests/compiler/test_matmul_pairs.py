@@ -5,7 +5,7 @@ import pytest
 
 import hessgrad as hg
 import hessgrad.numpy as hnp
-from hessgrad.compiler import products
+from hessgrad.kernels import tuning
 from hessgrad.kernels.products import matvec_pair, vecmat_pair
 
 RNG = np.random.default_rng(0)
@@ -17,7 +17,7 @@ V = RNG.standard_normal(40)
 
 @pytest.fixture(autouse=True)
 def small_threshold(monkeypatch):
-    monkeypatch.setattr(products, "MIN_MATRIX_SIZE", 10_000)
+    monkeypatch.setattr(tuning, "MIN_MATRIX_SIZE", 10_000)
 
 
 def logistic(w):
@@ -64,7 +64,7 @@ def test_a_product_that_needs_the_other_is_not_merged():
 
 
 def test_small_matrices_stay_on_blas(monkeypatch):
-    monkeypatch.setattr(products, "MIN_MATRIX_SIZE", 10 ** 6)
+    monkeypatch.setattr(tuning, "MIN_MATRIX_SIZE", 10 ** 6)
     f = hg.function(hg.hvp(logistic))
     assert not any("matmul_pair" in s for s in _steps(f, W, V))
 

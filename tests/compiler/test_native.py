@@ -7,7 +7,8 @@ import pytest
 
 import hessgrad as hg
 import hessgrad.numpy as hnp
-from hessgrad.compiler import native, wholegraph
+from hessgrad.compiler import loops, native, scalar, wholegraph
+from hessgrad.kernels import tuning
 
 pytest.importorskip("llvmlite")
 
@@ -38,7 +39,7 @@ def chain(x):
 def test_program_past_numbas_size_runs_as_one_native_function():
     x, v = np.linspace(0.1, 1.0, 10), np.linspace(-1, 1, 10)
     out, compiled = _compiled(hg.hvp(chain), x, v)
-    assert compiled.whole_graph and compiled.ops_after > wholegraph.MAX_OPS
+    assert compiled.whole_graph and compiled.ops_after > tuning.MAX_OPS
     assert compiled.backend == "native"
     _same(out, hg.hvp(chain)(x, v), rtol=1e-12)
     H = hg.hessian(chain)(x)  # diagonal: one batched product through the same path
@@ -118,9 +119,10 @@ def test_dense_hessian_batched_program():
 
 
 def test_text_outside_the_subset_falls_back_to_numba(monkeypatch):
-    with pytest.raises(native.Unsupported):
-        native.NativeKernel("def kernel(v0):\n    while True:\n        pass\n    return ()\n",
-                            {"v0": ((3,), np.dtype(float))}, [])
+    with pytest.raises(native.Unsupported):  # Python's arithmetic on booleans: an integer
+        v0, s = scalar.Array("v0", (3,), np.float64), scalar.Const(True)
+        kernel = loops.Kernel([v0], [loops.Assign(scalar.Var("t"), s + s)], [])
+        native.NativeKernel(kernel, loops.python_source(kernel))
     monkeypatch.setattr(native.NativeKernel, "__init__",
                         lambda *a: (_ for _ in ()).throw(native.Unsupported("test")))
     x = np.linspace(0, 1, 5)

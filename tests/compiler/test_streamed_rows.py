@@ -7,7 +7,7 @@ import pytest
 
 import hessgrad as hg
 import hessgrad.numpy as hnp
-from hessgrad.compiler import streamed
+from hessgrad.kernels import tuning
 
 pytest.importorskip("numba")
 
@@ -20,7 +20,7 @@ W, V = 0.3 * RNG.standard_normal(D), RNG.standard_normal(D)
 
 @pytest.fixture(autouse=True)
 def small_matrices(monkeypatch):
-    monkeypatch.setattr(streamed, "STREAM_MIN_SIZE", 100)
+    monkeypatch.setattr(tuning, "STREAM_MIN_SIZE", 100)
 
 
 def logistic(w):
@@ -90,7 +90,7 @@ def test_weights_that_need_every_row_stay_two_products():
 
 
 def test_small_matrices_stay_on_blas(monkeypatch):
-    monkeypatch.setattr(streamed, "STREAM_MIN_SIZE", X.size + 1)
+    monkeypatch.setattr(tuning, "STREAM_MIN_SIZE", X.size + 1)
     assert not any("rows_streamed" in s for s in _steps(hg.function(hg.grad(logistic)), W))
 
 

@@ -10,7 +10,7 @@ import scipy.special
 
 import hessgrad as hg
 import hessgrad.numpy as hnp
-from hessgrad.kernels import vecmath
+from hessgrad.kernels import tuning, vecmath
 
 pytestmark = pytest.mark.skipif(vecmath._kernels() is None,
                                 reason="llvmlite cannot compile here: numpy's functions are used")
@@ -160,7 +160,7 @@ def test_no_floating_point_warnings():
 
 # --- the loops: every function alike ---------------------------------------------------------
 def min_size(name):
-    return vecmath.MIN_SIZES["logaddexp" if name == "softplus" else name]
+    return vecmath.min_size(getattr(vecmath, "logaddexp" if name == "softplus" else name))
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -217,7 +217,7 @@ def test_small_arrays_are_numpys(name):
     fast, reference = FUNCTIONS[name]
     a, b = np.random.default_rng(3).uniform(-4.0, 4.0, (2, min_size(name) - 1))
     assert np.array_equal(fast(a, b), reference(a, b))
-    assert vecmath.MIN_SIZES["tanh"] in (64, 1024) and vecmath.MIN_SIZE <= 256
+    assert vecmath.min_size(vecmath.tanh) in (64, 1024) and tuning.VECMATH_MIN_SIZE <= 256
 
 
 def test_logaddexp_fallbacks():
