@@ -194,7 +194,7 @@ def _jacobian_pattern(f, x, args, what):
     if plan is None:
         return sp.csr_matrix((m, n), dtype=bool), False, shape
     try:
-        (d,), _ = _propagate(plan, n, hessian=False)
+        d = _propagate(plan, n, hessian=False)[0][0]  # (then the guards, if any)
     except TooDense:
         return dense_pattern(n, m), True, shape
     if d is None:

@@ -28,7 +28,7 @@ from .tracing.capture import CaptureCache
 from .tracing.function import ConcreteFunction, signature_key
 from .engine.nest import flatten, pack_as
 from .engine.state import THREAD
-from .engine.tensor import ConcretizationError, Tensor, owned
+from .engine.tensor import ConcretizationError, GuardFailed, Tensor, owned
 from .ops.core import constant
 from .ops.shape import transpose
 
@@ -277,15 +277,20 @@ class _Mapped:
         ex_args, ex_kwargs = call.per_example(examples)
         key = signature_key(ex_args, ex_kwargs)
         cap = self._traces.check(ex_args, ex_kwargs)
-        concrete = self._traces.get(key, cap, lambda once: _trace(self.fun, ex_args, ex_kwargs))
+        leaves = flatten((ex_args, ex_kwargs))
+        concrete = self._traces.get(key, cap, lambda once: _trace(self.fun, ex_args, ex_kwargs),
+                                    lambda c: c is None or c.guards_hold(leaves, cap.feeds(c)))
         if concrete is None:
             return per_member_call(call.run, call.leaves, fed, call.mapped, call.k)
         # A batch size seen for the first time runs without Numba kernels: kernels are
         # compiled per batch size (up to a second each), worth it for sizes that recur.
         size = (concrete, call.k, tuple(call.mapped))
-        flat, flags = concrete.run_batched_outputs(fed, call.mapped,
-                                                   jit_kernels=size in self._sizes,
-                                                   captures=cap.feeds(concrete))
+        try:
+            flat, flags = concrete.run_batched_outputs(fed, call.mapped,
+                                                       jit_kernels=size in self._sizes,
+                                                       captures=cap.feeds(concrete))
+        except GuardFailed:  # members branch differently on values: each runs on its own
+            return per_member_call(call.run, call.leaves, fed, call.mapped, call.k)
         self._sizes.add(size)
         inputs = [v for v, m in zip(fed, call.mapped) if m]
         flat = [_unaliased(v, inputs) if f else v for v, f in zip(flat, flags)]

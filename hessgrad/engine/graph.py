@@ -81,6 +81,13 @@ class Graph:
         self._plans = {}
         self._substitutions = []  # see substituting()
         self.lifted = {}  # capture slot -> its placeholder (see tracing.capture)
+        # A graph traced at an example point (hessgrad.function's traces): id(placeholder) ->
+        # its value there; Python branches on tensor values then take the branch the example
+        # takes and become guards: (tensor, conversion, the value it gave), checked at every
+        # run (see tracing.function). None: no example point, branches on values raise.
+        self.examples = None
+        self.guards = []
+        self._example_values = {}  # id(tensor) -> its value at the example point
 
     def __repr__(self):
         after = "" if self.optimized is None else f", {self.optimized.ops_after} after optimization"
@@ -242,6 +249,8 @@ class Graph:
             p = self.lifted[slot] = self.placeholder(array.dtype, array.shape,
                                                      name=f"captured{slot}")
             lift.lifted.add(slot)
+            if self.examples is not None:
+                self.examples[id(p)] = array
         return p
 
     def read_variable(self, var):
@@ -271,6 +280,54 @@ class Graph:
         node_out = self.add_node(CONST, (), {"value": value}, name=name or "Const",
                                  avals=[(value.shape, value.dtype)])
         return node_out
+
+    # --- the example point: Python branches on values --------------------------------------
+    def guard(self, t, convert):
+        """``convert(value)`` of ``t`` (``bool``, ``int``, ``operator.index``) at the example
+        point, recorded as a guard that every run checks; None without an example point (or
+        when ``t`` depends on a value it does not fix: a loop body's)."""
+        value = self.example_value(t)
+        if value is None:
+            return None
+        result = convert(value)
+        self.guards.append((t, convert, result))
+        return result
+
+    def example_value(self, t):
+        """The value of ``t`` at the example point (the ops it depends on run once, their
+        values kept), or None."""
+        values = self._example_values
+        if self.examples is None or t._node is None or t._node.graph is not self:
+            return None
+        pending = [t._node]
+        while pending:
+            node = pending[-1]
+            if id(node.outputs[0]) in values:
+                pending.pop()
+                continue
+            missing = [a._node for a in node.inputs if isinstance(a, Tensor) and
+                       a._value is None and id(a) not in values]
+            if missing:
+                if any(m.graph is not self for m in missing):
+                    return None
+                pending.extend(missing)
+                continue
+            pending.pop()
+            if node.prim is PLACEHOLDER:
+                if id(node.outputs[0]) not in self.examples:
+                    return None
+                outs = (self.examples[id(node.outputs[0])],)
+            elif node.prim is CONST:
+                outs = (node.params["value"],)
+            else:
+                args = [a if not isinstance(a, Tensor) else
+                        values[id(a)] if a._value is None else a._value for a in node.inputs]
+                with np.errstate(all="ignore"):
+                    result = _run_node(node, args)
+                outs = result if node.prim.multiple_results else (result,)
+            for o, v in zip(node.outputs, outs):
+                values[id(o)] = v
+        return values[id(t)]
 
     # --- running -------------------------------------------------------------------------
     def run(self, fetches, feed_dict=None):

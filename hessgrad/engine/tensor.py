@@ -140,10 +140,19 @@ class Tensor:
         self._refuse_if_differentiated(what)
         return value
 
+    def _guarded(self, convert, what):
+        """``convert`` of a symbolic tensor's value at the point its graph is traced at, kept
+        as a guard of the trace (see ``Graph.guard``); else ConcretizationError."""
+        node = self._node
+        result = None if node is None else node.graph.guard(self, convert)
+        if result is None:
+            self._concrete(what)
+        return result
+
     def __bool__(self):  # control flow: the branch taken has its own derivative
         value = self._value
         if value is None:
-            self._concrete("the truth value")
+            return self._guarded(bool, "the truth value")
         return bool(value)
 
     def __float__(self):
@@ -152,15 +161,15 @@ class Tensor:
     def __int__(self):  # piecewise constant: its derivative, zero, is not lost
         value = self._value
         if value is None:
-            self._concrete("int()")
+            return self._guarded(int, "int()")
         return int(value)
 
     def __index__(self):
+        if self.dtype.kind not in "iub":
+            raise TypeError(f"only integer tensors can be used as an index, not {self.dtype}")
         value = self._value
         if value is None:
-            self._concrete("the index value")
-        if value.dtype.kind not in "iub":
-            raise TypeError(f"only integer tensors can be used as an index, not {value.dtype}")
+            return self._guarded(int, "the index value")
         return int(value)
 
     def __complex__(self):
@@ -253,6 +262,11 @@ class Variable(Tensor):
 
 class ConcretizationError(TypeError):
     """A traced (symbolic) tensor's value was needed by Python code while tracing."""
+
+
+class GuardFailed(ConcretizationError):
+    """A trace ran at a point where a Python branch on a value goes another way than where it
+    was traced (see ``Graph.guard``): its results would be those of the other branch."""
 
 
 def _never(t):

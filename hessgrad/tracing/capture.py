@@ -442,10 +442,12 @@ class CaptureCache:
                     return symbolic
         return cap
 
-    def get(self, signature, cap, build):
+    def get(self, signature, cap, build, usable=None):
+        """The value built under ``cap``'s key (and ``usable(value)``: a trace's guards hold at
+        this call), else ``build(once)``'s."""
         variants = self._entries.setdefault(signature, OrderedDict())
         for entry in variants.get(cap.key, ()):
-            if entry.matches(cap):
+            if entry.matches(cap) and (usable is None or usable(entry.value)):
                 variants.move_to_end(cap.key)
                 self._misses[signature] = 0
                 return entry.value
@@ -474,7 +476,8 @@ class CapturedTraces:
     """Traces of ``fn``, a transform of ``f`` (its gradient, its HVP), per call signature and
     capture key of ``f``: ``concrete(cap, args, kwargs)`` is the :class:`ConcreteFunction` of
     ``fn(*args, **kwargs)`` built under ``cap`` (compiled without Numba kernels when it is to
-    run once), or None when ``fn`` cannot be traced (Python control flow on values)."""
+    run once) whose branches on values (guards) go as they do at ``args``, or None when ``fn``
+    cannot be traced."""
 
     def __init__(self, fn, f):
         self.fn = fn
@@ -489,4 +492,6 @@ class CapturedTraces:
                 return ConcreteFunction(self.fn, args, kwargs, jit_kernels=not once)
             except ConcretizationError:
                 return None
-        return self.cache.get(signature_key(args, kwargs), cap, build)
+        leaves = flatten((args, kwargs))
+        return self.cache.get(signature_key(args, kwargs), cap, build,
+                              lambda c: c is None or c.guards_hold(leaves, cap.feeds(c)))

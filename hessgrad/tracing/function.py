@@ -11,7 +11,7 @@ from ..compiler import compile_plan
 from ..engine.graph import Graph, Plan, dependent
 from ..engine.nest import flatten, pack_as, structure_key
 from ..engine.state import THREAD
-from ..engine.tensor import Tensor, Variable, owned
+from ..engine.tensor import GuardFailed, Tensor, Variable, owned
 
 _ARRAY_LEAVES = (Tensor, np.ndarray, np.generic, float, complex)
 
@@ -65,6 +65,12 @@ def _compile(plan, jit_kernels):
         return None
 
 
+def _holds(value, convert, expected, batched):
+    if batched:
+        return all(convert(v) == expected for v in value)
+    return convert(value) == expected
+
+
 class ConcreteFunction:
     """One trace of a Function: its graph, placeholders and an execution plan.
 
@@ -78,6 +84,7 @@ class ConcreteFunction:
         start = time.perf_counter()
         leaves = flatten((args, kwargs))
         self.graph = Graph()
+        self.graph.examples = {}  # traced at the call's values: branches on them are guards
         self.inputs = []        # the indices of the leaves that are graph inputs
         self.placeholders = []  # their placeholders
         traced_leaves = []
@@ -95,6 +102,9 @@ class ConcreteFunction:
                         p = self.graph.placeholder(dtype, np.shape(leaf) if not isinstance(
                             leaf, Tensor) else leaf.shape, name=f"arg{i}")
                         p._weak = _is_weak_leaf(leaf)
+                        if not isinstance(leaf, Tensor) or leaf._value is not None:
+                            self.graph.examples[id(p)] = np.asarray(
+                                leaf._value if isinstance(leaf, Tensor) else leaf)
                         self.inputs.append(i)
                         self.placeholders.append(p)
                         traced_leaves.append(p)
@@ -110,7 +120,14 @@ class ConcreteFunction:
         self.outputs = flatten(self.structured_outputs)
         self._fetch_index = [k for k, o in enumerate(self.outputs) if isinstance(o, Tensor)]
         feeds = [traced_leaves[i] for i in self.inputs] + lifted
-        self.plan = Plan(self.graph, [self.outputs[k] for k in self._fetch_index], feeds)
+        # Guards are fetched after the outputs; every run checks them (_checked).
+        self.guards = list(self.graph.guards)
+        self.graph.examples = None
+        self.graph._example_values.clear()
+        self.plan = Plan(self.graph, [self.outputs[k] for k in self._fetch_index] +
+                         [t for t, _, _ in self.guards], feeds)
+        self._feeds = feeds
+        self._guard_plan = None
         # One Tensor out (a loss, a gradient): calls return the fetched value as it is.
         self._single = isinstance(self.structured_outputs, Tensor)
         self.trace_time = time.perf_counter() - start
@@ -181,8 +198,8 @@ class ConcreteFunction:
         Numba kernels, which takes milliseconds to build for a new batch size where kernels
         can take a second (they are compiled for each batch size)."""
         runner = self.compiled if jit_kernels else self._without_kernels()
-        values = (runner or self.plan).run_batched(self._fed(leaves, captures),
-                                                   self.feed_flags(batched))
+        values = self._checked((runner or self.plan).run_batched(self._fed(leaves, captures),
+                                                                 self.feed_flags(batched)))
         out_flags = self.batched_outputs(batched)
         outs = list(self.outputs)
         for k, v in zip(self._fetch_index, values):
@@ -212,7 +229,32 @@ class ConcreteFunction:
         bound = runner.at([v for v, f in zip(fed, flags) if f])
         return Specialized(self, bound)
 
+    def _checked(self, values):
+        """The outputs among a run's ``values``, once the guards after them held (for each
+        member of a batch): else GuardFailed."""
+        if not self.guards:
+            return values
+        n = len(self._fetch_index)
+        for (t, convert, expected), value in zip(self.guards, values[n:]):
+            if not _holds(value, convert, expected, np.ndim(value) > len(t.shape or ())):
+                raise GuardFailed(
+                    f"this trace took a branch on the value of {t.name} (the truth value or "
+                    f"int() of it gave {expected!r}) that goes another way here; trace again "
+                    "at this point")
+        return values[:n]
+
+    def guards_hold(self, leaves, captures=()):
+        """Whether the Python branches this trace took on values go the same way at
+        ``leaves`` (its guards, run alone)."""
+        if not self.guards:
+            return True
+        if self._guard_plan is None:
+            self._guard_plan = Plan(self.graph, [t for t, _, _ in self.guards], self._feeds)
+        values = self._guard_plan.run(self._fed(leaves, captures))
+        return all(_holds(v, c, e, False) for v, (_, c, e) in zip(values, self.guards))
+
     def _pack(self, values, as_tensors=False):
+        values = self._checked(values)
         if self._single:
             return Tensor(np.asarray(values[0])) if as_tensors else owned(values[0])
         outs = list(self.outputs)
@@ -256,6 +298,12 @@ class Function:
     and the like, check what ``f`` captured at every call instead: see
     ``hessgrad.tracing.capture``. Passing them a ``Function`` says its traces may be trusted.)
 
+    The function is traced at the values of the call, so Python code may branch on them
+    (``if s != 0:``, Python's ``max`` of tensors, ``int()`` of a tensor): the branch taken is a
+    *guard* of the trace, checked at every run; a call that branches otherwise gets a trace of
+    its own (at most ``MAX_SPECIALIZATIONS`` kept per signature). Branches inside
+    ``hg.while_loop`` bodies still need ``hg.cond``.
+
     Arrays, tensors and Python floats and complexes become graph inputs; other Python values
     (ints, bools, strings, shapes) are baked into the trace and select it. Python floats and
     complexes stay *weak*, as numpy 2 keeps them (see :attr:`Tensor.weak`): ``x * s`` with a
@@ -273,6 +321,9 @@ class Function:
     """
 
     caches_traces = True  # see tracing.capture.CaptureCache: the user asked for caching
+    # Traces kept per signature when Python branches on values (guards) go different ways at
+    # different calls; beyond, the least recently used is dropped (with a warning, once).
+    MAX_SPECIALIZATIONS = 8
 
     def __init__(self, fn, input_signature=None, jit_compile=None, reduce_retracing=False, *,
                  optimize=True, jit_kernels=True):
@@ -281,11 +332,12 @@ class Function:
         self.python_function = fn
         self.optimize = optimize
         self.jit_kernels = jit_kernels
-        self._traces = {}
+        self._traces = {}  # signature -> its traces, the most recently used first
         # (shape, dtype) of each positional ndarray argument -> trace: calls with plain
         # arrays skip flattening and the structural key (a few microseconds per call).
         self._by_arrays = {}
         self._last = None
+        self._warned = False
 
     def __get__(self, instance, owner):
         if instance is None:
@@ -300,13 +352,36 @@ class Function:
         self._last = None
 
     def get_concrete_function(self, *args, **kwargs):
+        """The trace for these arguments: of their signature, and taking the branches they
+        take where the function branches on values (traced anew otherwise)."""
         key = signature_key(args, kwargs)
-        concrete = self._traces.get(key)
-        if concrete is None:
-            concrete = self._traces[key] = ConcreteFunction(
-                self.python_function, args, kwargs, optimize=self.optimize,
-                jit_kernels=self.jit_kernels)
+        traces = self._traces.setdefault(key, [])
+        if len(traces) == 1 and not traces[0].guards:
+            concrete = traces[0]
+        else:
+            concrete = self._specialization(traces, args, kwargs)
         self._last = concrete
+        return concrete
+
+    def _specialization(self, traces, args, kwargs):
+        leaves = flatten((args, kwargs))
+        for k, concrete in enumerate(traces):
+            if concrete.guards_hold(leaves):
+                traces.insert(0, traces.pop(k))
+                return concrete
+        concrete = ConcreteFunction(self.python_function, args, kwargs, optimize=self.optimize,
+                                    jit_kernels=self.jit_kernels)
+        traces.insert(0, concrete)
+        if len(traces) > self.MAX_SPECIALIZATIONS:
+            traces.pop()
+            if not self._warned:
+                self._warned = True
+                warnings.warn(
+                    f"hessgrad.function: {self.__name__} branches on values (if, max, int() on "
+                    f"tensors) differently from call to call: over {self.MAX_SPECIALIZATIONS} "
+                    "traces for one signature, the least recently used are dropped and traced "
+                    "again when needed; hg.cond or hg.where keeps one trace", RuntimeWarning,
+                    stacklevel=4)
         return concrete
 
     @property
@@ -320,7 +395,8 @@ class Function:
     @property
     def compile_time(self):
         """Seconds spent tracing and compiling, over every trace so far."""
-        return sum(c.trace_time + c.compile_time for c in self._traces.values())
+        return sum(c.trace_time + c.compile_time for traces in self._traces.values()
+                   for c in traces)
 
     def map(self, *args):
         """``f`` applied to every slice ``args[..][j]`` along a leading axis, in one batched
@@ -338,7 +414,13 @@ class Function:
             raise ValueError("Function.map: every argument needs the same leading batch axis, "
                              f"got shapes {[a.shape for a in arrays]}")
         concrete = self.get_concrete_function(*pack_as(args, [a[0] for a in arrays]))
-        return concrete.run_batched(arrays, [True] * len(arrays))
+        try:
+            return concrete.run_batched(arrays, [True] * len(arrays))
+        except GuardFailed:  # members branch differently: each its own trace
+            members = [self(*pack_as(args, [a[j] for a in arrays]))
+                       for j in range(len(arrays[0]))]
+            return pack_as(members[0], [np.stack(column) for column in
+                                        zip(*[flatten(m) for m in members])])
 
     def largest_intermediate(self, *args):
         """Elements in the largest array one call at ``args`` computes (after folding)."""
@@ -346,7 +428,7 @@ class Function:
 
     @property
     def experimental_traces(self):
-        return len(self._traces)
+        return sum(len(traces) for traces in self._traces.values())
 
     def __call__(self, *args, **kwargs):
         state = THREAD.state
@@ -355,9 +437,13 @@ class Function:
         if not kwargs and all(type(a) is np.ndarray for a in args):
             key = tuple((a.shape, a.dtype) for a in args)
             concrete = self._by_arrays.get(key)
-            if concrete is None:
-                concrete = self._by_arrays[key] = self.get_concrete_function(*args)
-            self._last = concrete
+            if concrete is not None:
+                self._last = concrete
+                try:
+                    return concrete(args, False)
+                except GuardFailed:  # a branch on values goes another way: that trace
+                    pass
+            concrete = self._by_arrays[key] = self.get_concrete_function(*args)
             return concrete(args, False)
         concrete = self.get_concrete_function(*args, **kwargs)
         leaves = flatten((args, kwargs))
