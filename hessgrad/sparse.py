@@ -97,6 +97,33 @@ def _flat_positions(plan):
     return plan["flat"]
 
 
+def _coordinates(pattern):
+    """``(rows, cols)`` of the stored entries of the CSR ``pattern``, in its order."""
+    rows = np.repeat(np.arange(pattern.shape[0], dtype=np.int64), np.diff(pattern.indptr))
+    return rows, pattern.indices.astype(np.int64)
+
+
+TRIANGLES = (None, "lower")
+
+
+def _triangle(plan, triangle, what):
+    """``(positions, rows, cols)``: the entries of the plan's pattern that ``triangle`` keeps
+    (all of them for None, those with ``row >= col`` for "lower"), positions in CSR order."""
+    if triangle not in TRIANGLES:
+        raise ValueError(f"{what}: triangle must be None or 'lower', got {triangle!r}")
+    cached = plan.get(("triangle", triangle))
+    if cached is None:
+        rows, cols = _coordinates(plan["pattern"])
+        keep = np.arange(len(rows)) if triangle is None else np.flatnonzero(rows >= cols)
+        cached = plan[("triangle", triangle)] = (keep, rows[keep], cols[keep])
+    return cached
+
+
+def _max_row_count(pattern):
+    """The largest number of stored entries in one row (0 for an empty pattern)."""
+    return int(np.diff(pattern.indptr).max(initial=0))
+
+
 class _PlanCache:
     """Pattern, coloring and traced product are built once per input shape, dtype, argument
     signature and capture key (``_build``; see ``engine.capture``) and reused at every point.
@@ -246,6 +273,49 @@ class SparseHessian(_PlanCache):
         out = scatter_add(entries, index=_flat_positions(plan), shape=(n * n,))
         return reshape(out, shape=x.shape + x.shape)
 
+    def structure(self, x, *args, triangle=None):
+        """``(rows, cols)``: the int64 coordinates of the entries that :meth:`values`
+        returns, fixed for ``x``'s shape, dtype and argument signature (the order of the
+        pattern's CSR storage; ``triangle="lower"`` keeps those with ``row >= col``, the
+        layout IPOPT asks for).
+
+        >>> import hessgrad as hg
+        >>> import hessgrad.numpy as hnp
+        >>> H = hg.sparse_hessian(lambda x: hnp.sum(x[1:] * x[:-1] ** 2))
+        >>> rows, cols = H.structure(np.ones(3), triangle="lower")
+        >>> rows.tolist(), cols.tolist()
+        ([0, 1, 1, 2], [0, 0, 1, 1])
+        >>> H.values(np.array([1.0, 2.0, 3.0]), triangle="lower")
+        array([4., 2., 6., 4.])
+        """
+        x = _point(x, "sparse_hessian")
+        _, rows, cols = _triangle(self._plan(x, args)[0], triangle, "sparse_hessian")
+        return rows, cols
+
+    def values(self, x, *args, triangle=None):
+        """The Hessian's entries at the coordinates of :meth:`structure` (same ``triangle``),
+        as a 1-D array: the compressed products and one gather, without building a matrix.
+
+        Raises:
+            ValueError: ``triangle`` is not None or "lower".
+        """
+        x = _point(x, "sparse_hessian")
+        plan, cap = self._plan(x, args)
+        keep, rows, cols = _triangle(plan, triangle, "sparse_hessian")
+        n = plan["n"]
+        if plan["dense"]:
+            self.nhvp += n
+            h = np.asarray(_dense_hessian(self.f)(x, *args)).reshape(-1)
+            return h[rows * n + cols].astype(x.dtype, copy=False)
+        if not plan["ncolors"]:
+            return np.zeros(len(keep), x.dtype)
+        index = plan.get(("index", triangle))
+        if index is None:
+            index = plan[("index", triangle)] = plan["index"][keep]
+        self.nhvp += plan["ncolors"]
+        b = plan["product"](x, args, plan["seeds"], cap)
+        return b.reshape(-1)[index].astype(x.dtype, copy=False)
+
     def pattern(self, x, *args):
         """The (cached) boolean sparsity pattern used at ``x``'s shape and dtype."""
         x = _point(x, "sparse_hessian")
@@ -258,14 +328,17 @@ class SparseHessian(_PlanCache):
 
     def info(self, x, *args):
         """A dict: n, nnz, density, ncolors, dense (dense path taken), gave_up (detection
-        fell back to a dense pattern)."""
+        fell back to a dense pattern), max_row_nnz (the most entries in one row: the
+        number of colors a distance-2 coloring needs at least; a star coloring may need
+        fewer, e.g. 2 for an arrow pattern)."""
         x = _point(x, "sparse_hessian")
         plan, _ = self._plan(x, args)
         n = plan["n"]
         return {"n": n, "nnz": int(plan["pattern"].nnz),
                 "density": plan["pattern"].nnz / max(n * n, 1),
                 "ncolors": plan["ncolors"], "dense": plan["dense"],
-                "gave_up": plan["gave_up"]}
+                "gave_up": plan["gave_up"],
+                "max_row_nnz": _max_row_count(plan["pattern"])}
 
 
 def sparse_hessian(f, *, method="trace", coloring="star", dense_threshold=DENSE_THRESHOLD,
@@ -349,7 +422,8 @@ class SparseJacobian(_PlanCache):
         pattern, gave_up, out_shape = _sparsity._jacobian_pattern(self.f, x, args,
                                                                   "sparse_jacobian")
         m, n = pattern.shape
-        plan = {"pattern": pattern, "m": m, "n": n, "gave_up": gave_up, "out_shape": out_shape}
+        plan = {"pattern": pattern, "m": m, "n": n, "gave_up": gave_up, "out_shape": out_shape,
+                "detected": pattern}
         dense = pattern.nnz > self.dense_threshold * m * n
         if dense:   # every entry: identity seeds on the cheaper side
             pattern = plan["pattern"] = _sparsity.dense_pattern(n, m)
@@ -402,13 +476,54 @@ class SparseJacobian(_PlanCache):
         x = _point(x, "sparse_jacobian")
         return self._plan(x, args)[0]["pattern"]
 
+    def structure(self, x, *args):
+        """``(rows, cols)``: the int64 coordinates of the detected pattern's entries, in the
+        order of its CSR storage, fixed for ``x``'s shape, dtype and argument signature:
+        the order of :meth:`values` (and of IPOPT's Jacobian structure). On the dense path
+        (more than ``dense_threshold`` of the entries) the products compute every entry,
+        but the structure stays the detected one.
+
+        >>> import hessgrad as hg
+        >>> J = hg.sparse_jacobian(lambda x: x[1:] ** 2 - x[:-1])
+        >>> rows, cols = J.structure(np.zeros(3))
+        >>> rows.tolist(), cols.tolist()
+        ([0, 0, 1, 1], [0, 1, 1, 2])
+        >>> J.values(np.array([1.0, 2.0, 3.0]))
+        array([-1.,  4., -1.,  6.])
+        """
+        x = _point(x, "sparse_jacobian")
+        return _coordinates(self._plan(x, args)[0]["detected"])
+
+    def values(self, x, *args):
+        """The Jacobian's entries at the coordinates of :meth:`structure`, as a 1-D array:
+        the compressed products and one gather, without building a matrix."""
+        x = _point(x, "sparse_jacobian")
+        plan, cap = self._plan(x, args)
+        if not plan["ncolors"]:
+            return np.zeros(plan["detected"].nnz, x.dtype)
+        index = plan.get("detected_index")
+        if index is None:
+            index = plan["index"]
+            if plan["detected"] is not plan["pattern"]:  # dense path: every entry computed
+                rows, cols = _coordinates(plan["detected"])
+                index = index[rows * plan["n"] + cols]
+            plan["detected_index"] = index
+        b = plan["product"](x, args, plan["seeds"], cap)
+        return b.reshape(-1)[index].astype(x.dtype, copy=False)
+
     def info(self, x, *args):
-        """A dict: m, n, nnz, ncolors, mode ("fwd": JVPs, "rev": VJPs), dense, gave_up."""
+        """A dict: m, n, nnz, ncolors, mode ("fwd": JVPs, "rev": VJPs), dense, gave_up,
+        lower_bound (the colors the chosen side needs at least: the most entries of the
+        detected pattern in one row for column colors, in one column for row colors; the
+        dense path seeds every column or row instead)."""
         x = _point(x, "sparse_jacobian")
         plan, _ = self._plan(x, args)
-        return {"m": plan["m"], "n": plan["n"], "nnz": int(plan["pattern"].nnz),
+        detected = plan["detected"]
+        side = detected.T.tocsr() if plan.get("mode") == "rev" else detected
+        return {"m": plan["m"], "n": plan["n"], "nnz": int(detected.nnz),
                 "ncolors": plan["ncolors"], "mode": plan.get("mode"),
-                "dense": plan["dense"], "gave_up": plan["gave_up"]}
+                "dense": plan["dense"], "gave_up": plan["gave_up"],
+                "lower_bound": _max_row_count(side)}
 
 
 def sparse_jacobian(f, *, mode="auto", dense_threshold=DENSE_THRESHOLD):
