@@ -16,7 +16,8 @@ RANKS = {
     "hessgrad.transforms": 4, "hessgrad.sparsity": 4,
     "hessgrad.testing": 5, "hessgrad.second_order": 5,
     "hessgrad.operators": 6, "hessgrad.sparse": 6,
-    "hessgrad.scipy": 7, "hessgrad.problems": 7,
+    "hessgrad.scipy": 7, "hessgrad.problems": 7, "hessgrad.ipopt": 7,
+    "hessgrad.problems_constrained": 7,
     "hessgrad": 8,                      # the package's public API (its __init__)
     "solvers": 9,
     "hessgrad.distributed": 10, "hessgrad.cli": 10, "hessgrad.bench": 10,
