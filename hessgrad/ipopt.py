@@ -219,7 +219,12 @@ class NLP:
         start = time.perf_counter()
 
         def f(x):
-            return _hnp.reshape(fun(x, *args, **kwargs), ())
+            y = fun(x, *args, **kwargs)
+            shape = getattr(y, "shape", None)
+            shape = np.shape(y) if shape is None else shape
+            if None not in shape and int(np.prod(shape, dtype=np.int64)) != 1:
+                raise ValueError(f"minimize: fun must return a scalar, got shape {shape}")
+            return _hnp.reshape(y, ())
 
         def C(x):
             return _hnp.concatenate([_hnp.ravel(g.fun(x, *g.args)) for g in nonlinear])
@@ -235,9 +240,6 @@ class NLP:
                 self._values = _function(f)
                 value = self._values(x0)
                 sizes = []
-        fvalue = np.asarray(value)
-        if fvalue.size != 1:
-            raise ValueError(f"minimize: fun must return a scalar, got shape {fvalue.shape}")
         for g, size in zip(nonlinear, sizes):
             g.m = size
         offset = 0
