@@ -28,9 +28,31 @@ class CasadiNumpy:
 
     def __init__(self):
         ca = _casadi()
-        self.sum = ca.sum1
         self.sqrt, self.exp, self.log = ca.sqrt, ca.exp, ca.log
         self.sin, self.cos, self.tanh = ca.sin, ca.cos, ca.tanh
+
+    @staticmethod
+    def sum(a):
+        ca = _casadi()
+        return ca.sum1(ca.sum2(a))
+
+    @staticmethod
+    def reshape(a, shape):
+        """numpy's row-major reshape (CasADi's own is column-major)."""
+        ca = _casadi()
+        if len(shape) == 1:
+            return ca.reshape(a.T, shape[0], 1)
+        rows, cols = shape
+        return ca.reshape(a.T if a.shape[1] > 1 else a, cols, rows).T
+
+    @staticmethod
+    def pad(a, width):
+        """``numpy.pad(a, width)`` with zeros, for a 2-D ``a``."""
+        ca = _casadi()
+        rows, cols = a.shape
+        side = ca.SX.zeros(rows, width)
+        band = ca.SX.zeros(width, cols + 2 * width)
+        return ca.vertcat(band, ca.horzcat(side, a, side), band)
 
     @staticmethod
     def stack(parts):

@@ -429,14 +429,18 @@ class SparseJacobian(_PlanCache):
             pattern = plan["pattern"] = _sparsity.dense_pattern(n, m)
         if self.mode == "fwd" or (self.mode == "auto" and not dense):
             col = np.arange(n) if dense else _coloring.column_coloring(pattern)
-        if self.mode == "rev" or (self.mode == "auto" and not dense):
+        # rows need at least as many colors as the longest column has entries: where that
+        # is no fewer than the columns' colors (a dense column), the rows are not colored
+        hopeless = self.mode == "auto" and not dense and \
+            np.bincount(pattern.indices, minlength=n).max(initial=0) > col.max(initial=-1)
+        if self.mode == "rev" or (self.mode == "auto" and not dense and not hopeless):
             row = np.arange(m) if dense else _coloring.column_coloring(pattern.T)
         if self.mode == "auto":
             if dense:
                 use_fwd = n <= m
                 col, row = np.arange(n), np.arange(m)
             else:
-                use_fwd = col.max(initial=-1) <= row.max(initial=-1)
+                use_fwd = hopeless or col.max(initial=-1) <= row.max(initial=-1)
         else:
             use_fwd = self.mode == "fwd"
         plan["dense"] = dense
