@@ -375,10 +375,10 @@ def _hanging_chain(n):
         def energy(z):  # each link's weight (its length) at its midpoint's height
             return ell * (xp.sum(z[K:]) + 0.5 * b)
 
-        def links(z):
+        def links(z):  # (length / ell)^2 - 1: unscaled, MUMPS pivots ~10^3x slower
             X = xp.concatenate([const(np.zeros(1)), z[:K], const(np.full(1, a))])
             Y = xp.concatenate([const(np.zeros(1)), z[K:], const(np.full(1, b))])
-            return (X[1:] - X[:-1]) ** 2 + (Y[1:] - Y[:-1]) ** 2 - ell ** 2
+            return ((X[1:] - X[:-1]) ** 2 + (Y[1:] - Y[:-1]) ** 2) / ell ** 2 - 1
         return energy, links
 
     x_star = np.concatenate([xs[1:-1], ys[1:-1]])
