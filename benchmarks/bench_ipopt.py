@@ -61,11 +61,11 @@ def problems(args):
     return out
 
 
-def solve_hessgrad(p, repeats):
+def solve_hessgrad(p, repeats, jit_kernels=False):
     runs = []
     for _ in range(repeats):
         res = minimize(p.fun, p.x0, bounds=p.bounds, constraints=p.constraints,
-                       options=dict(OPTIONS))
+                       options=dict(OPTIONS), jit_kernels=jit_kernels)
         runs.append(res)
     best = min(runs, key=lambda r: r.solve_time)
     first = runs[0]
@@ -77,6 +77,27 @@ def solve_hessgrad(p, repeats):
             "hess_per_call": best.eval_time["hessian"] / max(best.ncalls["hessian"], 1),
             "jac_per_call": best.eval_time["jacobian"] / max(best.ncalls["jacobian"], 1),
             "sparsity": best.sparsity, "eval_time": best.eval_time, "ncalls": best.ncalls}
+
+
+def agreement(p):
+    """The largest difference between hessgrad's and CasADi's Jacobian and Lagrangian
+    Hessian at a point near x0 (random multipliers), relative to the largest entry."""
+    import scipy.sparse as sp
+    from casadi_problems import CasadiCallbacks
+    from hessgrad.ipopt import nlp
+    rng = np.random.default_rng(0)
+    x = np.clip(p.x0 + 0.01 * (1 + np.abs(p.x0)) * rng.standard_normal(p.n), p.lb, p.ub)
+    lam, sigma = rng.standard_normal(p.m), 0.7
+    ours, theirs = nlp(p.fun, p.x0, constraints=p.constraints, bounds=p.bounds), \
+        CasadiCallbacks(p)
+    out = {}
+    for what, shape, args in (("jacobian", (p.m, p.n), (x,)),
+                              ("hessian", (p.n, p.n), (x, lam, sigma))):
+        mats = [sp.csr_matrix((getattr(cb, what)(*args), getattr(cb, what + "structure")()),
+                              shape=shape) for cb in (ours, theirs)]
+        scale = max(abs(mats[1]).max() if mats[1].nnz else 0.0, 1e-300)
+        out[what] = float(abs(mats[0] - mats[1]).max() / scale) if mats[1].nnz else 0.0
+    return out
 
 
 def solve_with_casadi(p, repeats):
@@ -124,6 +145,8 @@ def main():
     parser.add_argument("--skip-hs", action="store_true", help="leave out Hock-Schittkowski")
     parser.add_argument("--repeats", type=int, default=None, help="solves per engine")
     parser.add_argument("--no-casadi", action="store_true")
+    parser.add_argument("--jit-kernels", action="store_true",
+                        help="hessgrad with fused Numba kernels (compiled per size)")
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args()
     args.n = args.n or (1000 if args.quick else 10000)
@@ -141,12 +164,28 @@ def main():
     for p in problems(args):
         print(f"== {p.name}: n={p.n} m={p.m}", flush=True)
         rec = {"name": p.name, "n": p.n, "m": p.m, "known": p.minimum}
-        rec["hessgrad"] = h = solve_hessgrad(p, repeats)
+        rec["hessgrad"] = h = solve_hessgrad(p, repeats, args.jit_kernels)
         if casadi is not None:
             rec["casadi"] = c = solve_with_casadi(p, repeats)
+            rec["agreement"] = agreement(p)
+            if max(rec["agreement"].values()) > 1e-12:
+                failures.append(f"{p.name}: derivatives differ from CasADi's by "
+                                f"{rec['agreement']} (relative)")
             if c["same_ipopt"]["nit"] != h["nit"]:
-                failures.append(f"{p.name}: {h['nit']} iterations with hessgrad, "
-                                f"{c['same_ipopt']['nit']} with CasADi's derivatives")
+                # exact derivatives agree to rounding; a long run can amplify the last bits:
+                # CasADi's own, moved by one rounding unit at random, show the spread
+                from casadi_problems import solve_cyipopt_casadi
+                spread = [solve_cyipopt_casadi(p, dict(OPTIONS), ulps=seed)["nit"]
+                          for seed in (1, 2, 3)]
+                rec["ulp_spread"] = spread
+                lo, hi = min(spread + [c["same_ipopt"]["nit"]]), max(spread + [
+                    c["same_ipopt"]["nit"]])
+                print(f"   iterations differ: hessgrad {h['nit']}, CasADi's derivatives "
+                      f"{c['same_ipopt']['nit']}, moved by one ulp {spread}")
+                if not lo <= h["nit"] <= hi:
+                    failures.append(f"{p.name}: {h['nit']} iterations with hessgrad, "
+                                    f"{c['same_ipopt']['nit']} with CasADi's derivatives "
+                                    f"({spread} with them moved by one ulp)")
             if abs(c["f"] - h["f"]) > 1e-6 * max(1.0, abs(c["f"])):
                 failures.append(f"{p.name}: f = {h['f']!r} (hessgrad), {c['f']!r} (CasADi)")
         if p.minimum is not None and abs(h["f"] - p.minimum) > max(p.rtol, 1e-6) * max(
@@ -175,9 +214,11 @@ def main():
             r["name"], r["n"], r["m"], s["jac_nnz"],
             f"{s['jac_colors']} ({s['jac_lower_bound']})" if r["m"] else "-",
             s["hess_nnz"],
-            f"{s['hess_colors']} ({s['hess_max_row_nnz']})" + (", dense" if s["hess_dense"]
-                                                               else ""),
-            h["nit"], c["same_ipopt"]["nit"] if c else "-", c["nit"] if c else "-",
+            f"{s['hess_colors']} ({s['hess_max_row_nnz']})" + (
+                ", dense" if s["hess_density"] == 1 else ""),
+            h["nit"], (f"{c['same_ipopt']['nit']}" + (f" (1 ulp: {r['ulp_spread']})"
+                                                      if "ulp_spread" in r else ""))
+            if c else "-", c["nit"] if c else "-",
             f"{h['f']:.10g}", "-" if r["known"] is None else f"{r['known']:.10g}"])
         bench_rows.append([
             r["name"], r["n"], fmt(h["first_call"]), fmt(c["first_call"]) if c else "-",

@@ -110,8 +110,11 @@ def solve_casadi(problem, options=None):
 class CasadiCallbacks:
     """cyipopt's callbacks computed by CasADi functions generated from the SX graph."""
 
-    def __init__(self, problem):
+    def __init__(self, problem, ulps=None):
         ca = _casadi()
+        # ulps=seed: every derivative entry moved by one rounding unit in a random direction
+        # (how sensitive IPOPT's path is to the last bits of exact derivatives)
+        self._rng = None if ulps is None else np.random.default_rng(ulps)
         start = time.perf_counter()
         nlp, _ = casadi_nlp(problem)
         x, f, g = nlp["x"], nlp["f"], nlp["g"]
@@ -137,6 +140,12 @@ class CasadiCallbacks:
         self.eval_time += time.perf_counter() - start
         return out
 
+    def _moved(self, values):
+        if self._rng is None:
+            return values
+        values = np.asarray(values, dtype=np.float64)
+        return values + np.spacing(values) * self._rng.choice([-1.0, 1.0], values.shape)
+
     def objective(self, x):
         return float(self._timed(self._fg, x)[0])
 
@@ -144,29 +153,31 @@ class CasadiCallbacks:
         return np.asarray(self._timed(self._fg, x)[1]).ravel()
 
     def gradient(self, x):
-        return np.asarray(self._timed(self._grad, x)).ravel()
+        return self._moved(np.asarray(self._timed(self._grad, x)).ravel())
 
     def jacobianstructure(self):
         return self._jac_structure
 
     def jacobian(self, x):
-        return np.asarray(self._timed(self._jac, x).nonzeros())
+        return self._moved(np.asarray(self._timed(self._jac, x).nonzeros()))
 
     def hessianstructure(self):
         return self._hess_structure
 
     def hessian(self, x, lagrange, obj_factor):
-        return np.asarray(self._timed(self._hess, x, obj_factor, lagrange).nonzeros())
+        return self._moved(np.asarray(self._timed(self._hess, x, obj_factor,
+                                                  lagrange).nonzeros()))
 
     def intermediate(self, alg_mod, iter_count, *rest):
         self.nit = int(iter_count)
         return True
 
 
-def solve_cyipopt_casadi(problem, options=None):
-    """Solve with cyipopt (hessgrad's Ipopt build) fed CasADi's derivatives."""
+def solve_cyipopt_casadi(problem, options=None, ulps=None):
+    """Solve with cyipopt (hessgrad's Ipopt build) fed CasADi's derivatives (moved by a
+    rounding unit each, at random, with ``ulps=seed``)."""
     import cyipopt
-    cb = CasadiCallbacks(problem)
+    cb = CasadiCallbacks(problem, ulps)
     nlp = cyipopt.Problem(n=problem.n, m=problem.m, problem_obj=cb, lb=_bounds(problem.lb),
                           ub=_bounds(problem.ub), cl=_bounds(problem.cl),
                           cu=_bounds(problem.cu))

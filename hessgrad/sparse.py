@@ -75,9 +75,9 @@ class _Compressed:
     """A traced product ``p(x, *args, u)`` run with ``u`` batched along a leading axis
     (compiled: a few colors run the fused graph per color), traced under a capture key."""
 
-    def __init__(self, product, x, args, u_shape, once=False):
+    def __init__(self, product, x, args, u_shape, once=False, jit_kernels=True):
         self.concrete = ConcreteFunction(product, (x, *args, np.zeros(u_shape, x.dtype)), {},
-                                         jit_kernels=not once)
+                                         jit_kernels=jit_kernels and not once)
 
     def __call__(self, x, args, batch, cap):
         if all(type(a) is np.ndarray for a in args):
@@ -149,7 +149,7 @@ class SparseHessian(_PlanCache):
     """
 
     def __init__(self, f, *, method="trace", coloring="star", dense_threshold=DENSE_THRESHOLD,
-                 probes=2, seed=0):
+                 probes=2, seed=0, jit_kernels=True):
         _check("sparse_hessian", method, coloring, dense_threshold, probes)
         _check_callable(f, "sparse_hessian")
         super().__init__(f)
@@ -158,6 +158,7 @@ class SparseHessian(_PlanCache):
         self.dense_threshold = float(dense_threshold)
         self.probes = int(probes)
         self.seed = seed
+        self.jit_kernels = bool(jit_kernels)
         self.nhvp = 0
         self._budget = None  # n -> entry budget of the detection (None: sparsity's default)
 
@@ -179,7 +180,10 @@ class SparseHessian(_PlanCache):
         if plan["dense"]:
             plan["ncolors"] = n
             return plan
-        if self.coloring == "star":
+        if pattern.nnz == n * n:   # every pair interacts: one color per variable
+            colors = np.arange(n, dtype=np.int64)
+            index = _coloring.column_recovery_index(pattern, colors)
+        elif self.coloring == "star":
             colors = _coloring.star_coloring(pattern)
             index = _coloring.star_recovery_index(pattern, colors)
         else:
@@ -192,7 +196,8 @@ class SparseHessian(_PlanCache):
             _coloring.seed_matrix(colors, x.dtype)[:, :plan["ncolors"]].T).reshape(
                 (plan["ncolors"],) + x.shape)
         if plan["ncolors"]:
-            plan["product"] = _Compressed(_hvp(self.f), x, args, x.shape, once)
+            plan["product"] = _Compressed(_hvp(self.f), x, args, x.shape, once,
+                                          self.jit_kernels)
         return plan
 
     def _probe(self, x, args, traced, cap, once):
@@ -342,7 +347,7 @@ class SparseHessian(_PlanCache):
 
 
 def sparse_hessian(f, *, method="trace", coloring="star", dense_threshold=DENSE_THRESHOLD,
-                   probes=2, seed=0):
+                   probes=2, seed=0, jit_kernels=True):
     """The Hessian of scalar ``f`` as a ``scipy.sparse.csr_matrix``, from a few HVPs.
 
     The sparsity pattern is detected once per input shape and dtype (and again when what
@@ -364,6 +369,9 @@ def sparse_hessian(f, *, method="trace", coloring="star", dense_threshold=DENSE_
             Hessian (:func:`hessgrad.hessian`) is computed instead and returned as a sparse
             matrix.
         probes, seed: number of random points and their seed for ``method="probe"``.
+        jit_kernels: compile the batched product with fused Numba kernels (as
+            ``hessgrad.function``); they are compiled for each input size (seconds, then
+            cached on disk), so ``False`` starts faster where few calls follow.
     Returns:
         A :class:`SparseHessian`: call it as ``H(x, *args)``; ``.pattern(x)``, ``.colors(x)``,
         ``.info(x)`` expose the cached analysis. ``args`` are treated as data of unknown value
@@ -386,7 +394,7 @@ def sparse_hessian(f, *, method="trace", coloring="star", dense_threshold=DENSE_
     True
     """
     return SparseHessian(f, method=method, coloring=coloring, dense_threshold=dense_threshold,
-                         probes=probes, seed=seed)
+                         probes=probes, seed=seed, jit_kernels=jit_kernels)
 
 
 def _jvp_of(f):
@@ -409,7 +417,7 @@ class SparseJacobian(_PlanCache):
 
     MODES = ("auto", "fwd", "rev")
 
-    def __init__(self, f, *, mode="auto", dense_threshold=DENSE_THRESHOLD):
+    def __init__(self, f, *, mode="auto", dense_threshold=DENSE_THRESHOLD, jit_kernels=True):
         _check("sparse_jacobian", "trace", None, dense_threshold)
         if mode not in self.MODES:
             raise ValueError(f"sparse_jacobian: mode must be one of {self.MODES}, got {mode!r}")
@@ -417,6 +425,7 @@ class SparseJacobian(_PlanCache):
         super().__init__(f)
         self.mode = mode
         self.dense_threshold = float(dense_threshold)
+        self.jit_kernels = bool(jit_kernels)
 
     def _build(self, x, args, cap, once):
         pattern, gave_up, out_shape = _sparsity._jacobian_pattern(self.f, x, args,
@@ -454,7 +463,8 @@ class SparseJacobian(_PlanCache):
             plan["index"] = _coloring.column_recovery_index(pattern, col)
             plan["seeds"] = np.ascontiguousarray(
                 _coloring.seed_matrix(col, x.dtype).T).reshape((plan["ncolors"],) + x.shape)
-            plan["product"] = _Compressed(_jvp_of(self.f), x, args, x.shape, once)
+            plan["product"] = _Compressed(_jvp_of(self.f), x, args, x.shape, once,
+                                          self.jit_kernels)
         else:
             plan["mode"] = "rev"
             plan["colors"] = row
@@ -463,7 +473,8 @@ class SparseJacobian(_PlanCache):
             plan["index"] = row[rows] * n + pattern.indices
             plan["seeds"] = np.ascontiguousarray(
                 _coloring.seed_matrix(row, x.dtype).T).reshape((plan["ncolors"],) + out_shape)
-            plan["product"] = _Compressed(_vjp_of(self.f), x, args, out_shape, once)
+            plan["product"] = _Compressed(_vjp_of(self.f), x, args, out_shape, once,
+                                          self.jit_kernels)
         return plan
 
     def __call__(self, x, *args):
@@ -530,7 +541,7 @@ class SparseJacobian(_PlanCache):
                 "lower_bound": _max_row_count(side)}
 
 
-def sparse_jacobian(f, *, mode="auto", dense_threshold=DENSE_THRESHOLD):
+def sparse_jacobian(f, *, mode="auto", dense_threshold=DENSE_THRESHOLD, jit_kernels=True):
     """The Jacobian of ``f`` as a ``scipy.sparse.csr_matrix`` from a few JVPs or VJPs.
 
     The pattern (from the traced graph) is colored by columns (for JVPs, ``J S``) and by rows
@@ -541,6 +552,7 @@ def sparse_jacobian(f, *, mode="auto", dense_threshold=DENSE_THRESHOLD):
         f: function ``f(x, *args)`` returning one array.
         mode: "auto", "fwd" (column coloring, JVPs) or "rev" (row coloring, VJPs).
         dense_threshold: above this fraction of nonzeros every column (or row) is seeded.
+        jit_kernels: as :func:`sparse_hessian`'s.
     Returns:
         A :class:`SparseJacobian`, called as ``J(x, *args)``.
     Raises:
@@ -556,7 +568,8 @@ def sparse_jacobian(f, *, mode="auto", dense_threshold=DENSE_THRESHOLD):
     >>> J.info(np.zeros(1000))["ncolors"]
     2
     """
-    return SparseJacobian(f, mode=mode, dense_threshold=dense_threshold)
+    return SparseJacobian(f, mode=mode, dense_threshold=dense_threshold,
+                          jit_kernels=jit_kernels)
 
 
 def _structure_check(f):

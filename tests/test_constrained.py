@@ -189,6 +189,14 @@ def test_structure_and_values_of_sparse_hessians_and_jacobians():
         assert len(H.structure(x, w, triangle="lower")[0]) == 2 * 30 - 1
     with pytest.raises(ValueError, match="triangle must be None or 'lower', got 'upper'"):
         H.values(x, w, triangle="upper")
+    plain = hg.sparse_hessian(f, jit_kernels=False)        # no Numba kernels: same values
+    np.testing.assert_allclose(plain.values(x, w), dense[plain.structure(x, w)], rtol=1e-13)
+    g = lambda x: hnp.sum(x) ** 3 + hnp.sum(x ** 4)  # noqa: E731 - every pair interacts
+    full = hg.sparse_hessian(g, dense_threshold=1.0)
+    z = np.linspace(0.1, 1.0, 12)
+    assert full.info(z)["ncolors"] == 12 and full.info(z)["density"] == 1.0
+    np.testing.assert_allclose(full(z).toarray(), hg.hessian(g, detect_sparsity=False)(z),
+                               rtol=1e-13)
     c = lambda x: hnp.concatenate([x[1:] ** 2 - x[:-1], hnp.sum(x)[None]])  # noqa: E731
     dense = hg.jacrev(c)(x)
     for threshold in (0.25, 0.0):
