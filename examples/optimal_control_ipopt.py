@@ -106,10 +106,10 @@ def main(nh=800, plot="goddard_rocket.png"):
     evals = sum(res.eval_time.values())
     print(f"  setup (trace, detect, color, compile) {res.setup_time:.2f} s, solve "
           f"{res.solve_time:.2f} s, of which derivatives and values {evals:.3f} s")
-    burning = T > 0.01 * TMAX
-    print(f"  full thrust until t = {t[np.argmax(T < 0.99 * TMAX)]:.4f}, engine off from "
-          f"t = {t[len(T) - np.argmax(burning[::-1])]:.4f}" if burning.any() and
-          not burning.all() else "")
+    full, off = np.flatnonzero(T < 0.99 * TMAX), np.flatnonzero(T > 0.01 * TMAX)
+    if len(full) and len(off):
+        print(f"  full thrust until t = {t[full[0]]:.4f}, engine off from "
+              f"t = {t[min(off[-1] + 1, nh)]:.4f}")
     if plot:
         if importlib.util.find_spec("matplotlib") is None:
             print("(matplotlib is not installed, so no plot: pip install 'hessgrad[plot]')")

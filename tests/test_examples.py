@@ -19,7 +19,7 @@ def load(name):
 
 def test_every_example_is_tested():
     tested = {"newton_cg_vs_lbfgs", "scipy_trust_krylov", "mlp_hessian_spectrum",
-              "influence_functions", "while_loop_second_order",
+              "influence_functions", "while_loop_second_order", "optimal_control_ipopt",
               "distributed_newton_cg"}  # run by tests/test_distributed.py (needs Dask)
     assert {p.stem for p in EXAMPLES.glob("*.py")} == tested
 
@@ -62,3 +62,16 @@ def test_while_loop_second_order(capsys):
     np.testing.assert_allclose(r["hessian"], r["hessian_fd"], atol=1e-6)
     np.testing.assert_allclose(r["hessian_while_loop"], r["hessian"], atol=1e-10)
     np.testing.assert_allclose(r["hessian_while_loop_gg"], r["hessian"], atol=1e-10)
+
+
+def test_optimal_control_ipopt(capsys, tmp_path):
+    from hessgrad import ipopt
+    if not ipopt.available():
+        pytest.skip("cyipopt is not installed: pip install -e '.[ipopt]'")
+    r = load("optimal_control_ipopt").main(nh=60, plot=str(tmp_path / "goddard.png"))
+    out = capsys.readouterr().out
+    assert "Goddard rocket, 60 intervals: 245 variables, 180 constraints" in out
+    res = r["result"]
+    assert res.success and res.sparsity["hess_colors"] <= 4
+    assert r["h"][-1] == pytest.approx(1.01283, abs=2e-4)      # COPS 3.0's optimum
+    assert np.all(np.diff(r["m"]) <= 1e-9)                        # fuel is only burnt
