@@ -63,7 +63,14 @@ def _cyipopt():
 
 
 def available():
-    """Whether cyipopt can be imported (the ``[ipopt]`` extra is installed)."""
+    """Whether cyipopt can be imported (the ``[ipopt]`` extra is installed).
+
+    Returns:
+        bool.
+
+    >>> isinstance(available(), bool)
+    True
+    """
     try:
         _cyipopt()
     except ImportError:
@@ -227,20 +234,21 @@ class NLP:
                 raise ValueError(f"minimize: fun must return a scalar, got shape {shape}")
             return _hnp.reshape(y, ())
 
+        sizes = []
+
         def C(x):
-            return _hnp.concatenate([_hnp.ravel(g.fun(x, *g.args)) for g in nonlinear])
+            parts = [_hnp.ravel(g.fun(x, *g.args)) for g in nonlinear]
+            sizes[:] = [int(np.prod(p.shape, dtype=np.int64)) for p in parts]  # as traced
+            return _hnp.concatenate(parts)
 
         # f and C at one point: one program (a line search's trial point is one run)
         with _noted("tracing fun and the constraints at x0"):
             if nonlinear:
                 self._values = _function(lambda x: (f(x), C(x)), jit_kernels=jit_kernels)
-                value, _ = self._values(x0)
-                sizes = [int(np.size(np.asarray(_hnp.ravel(g.fun(x0, *g.args)))))
-                         for g in nonlinear]
+                self._values(x0)
             else:
                 self._values = _function(f, jit_kernels=jit_kernels)
-                value = self._values(x0)
-                sizes = []
+                self._values(x0)
         for g, size in zip(nonlinear, sizes):
             g.m = size
         offset = 0

@@ -100,7 +100,8 @@ class ConstrainedProblem:
     @property
     def constraints(self):
         """``[NonlinearConstraint(constraint, cl, cu)]`` (empty when ``m == 0``), for
-        :func:`hessgrad.ipopt.minimize` and SciPy."""
+        :func:`hessgrad.ipopt.minimize` (for SciPy's ``minimize``, which evaluates the
+        constraint itself, use ``hessgrad.scipy.constraint(p.constraint, p.cl, p.cu)``)."""
         from scipy.optimize import NonlinearConstraint
         if self.constraint is None:
             return []
@@ -125,12 +126,20 @@ def _register(name, default_n, description, family):
 
 
 def names(family=None):
-    """Sorted names of the constrained problems (of one ``family`` if given)."""
+    """Sorted names of the constrained problems (of one ``family`` if given).
+
+    >>> names("mechanics")
+    ['hanging_chain']
+    """
     return sorted(k for k, v in _REGISTRY.items() if family is None or v[3] == family)
 
 
 def describe():
-    """``{name: (default n or None for a fixed size, family, description)}``."""
+    """``{name: (default n or None for a fixed size, family, description)}``.
+
+    >>> describe()["goddard"][:2]
+    (405, 'optimal control')
+    """
     return {k: (v[1], v[3], v[2]) for k, v in sorted(_REGISTRY.items())}
 
 
