@@ -1,6 +1,7 @@
 """Constrained optimization with IPOPT: hessgrad's derivatives against CasADi's, in one run.
 
     python benchmarks/bench_ipopt.py [--quick] [--only NAME] [--n 10000] [--json FILE]
+    python benchmarks/bench_ipopt.py --report FILE      # the tables of a saved run
 
 Every problem of the constrained corpus (``hessgrad.problems_constrained``: the
 Hock-Schittkowski problems at their size, the scalable ones at about ``--n`` variables) is
@@ -136,6 +137,64 @@ def markdown(columns, rows):
     return "\n".join(lines)
 
 
+def report(records, n):
+    """Print the corpus table, the times and the ratios at about ``n`` variables."""
+    corpus_cols = ["problem", "n", "m", "nnz(J)", "J colors (bound)", "nnz(H) lower",
+                   "H colors (max row nnz)", "iters hessgrad", "iters cyipopt+CasADi",
+                   "iters CasADi", "f", "known optimum"]
+    corpus_rows = []
+    bench_cols = ["problem", "n", "first call hg", "first call CasADi", "solve hg",
+                  "solve cyipopt+CasADi", "solve CasADi", "evals/iter hg",
+                  "evals/iter CasADi", "H call hg", "H call CasADi", "J call hg",
+                  "J call CasADi"]
+    bench_rows = []
+    for r in records:
+        h, c = r["hessgrad"], r.get("casadi")
+        s = h["sparsity"]
+        corpus_rows.append([
+            r["name"], r["n"], r["m"], s["jac_nnz"],
+            f"{s['jac_colors']} ({s['jac_lower_bound']})" if r["m"] else "-",
+            s["hess_nnz"],
+            f"{s['hess_colors']} ({s['hess_max_row_nnz']})" + (
+                ", dense" if s["hess_density"] == 1 else ""),
+            h["nit"], (f"{c['same_ipopt']['nit']}" + (f" (1 ulp: {r['ulp_spread']})"
+                                                      if "ulp_spread" in r else ""))
+            if c else "-", c["nit"] if c else "-",
+            f"{h['f']:.10g}", "-" if r["known"] is None else f"{r['known']:.10g}"])
+        bench_rows.append([
+            r["name"], r["n"], fmt(h["first_call"]), fmt(c["first_call"]) if c else "-",
+            fmt(h["solve"]), fmt(c["same_ipopt"]["solve"]) if c else "-",
+            fmt(c["solve"]) if c else "-", fmt(h["eval_per_iter"]),
+            fmt(c["eval_per_iter"]) if c else "-", fmt(h["hess_per_call"]),
+            fmt(c["hess_per_call"]) if c else "-", fmt(h["jac_per_call"]),
+            fmt(c["jac_per_call"]) if c else "-"])
+    print("\n## Corpus\n")
+    print(markdown(corpus_cols, corpus_rows))
+    print("\n## Times\n")
+    print(markdown(bench_cols, bench_rows))
+    large = [r for r in records if r["n"] >= 0.9 * n and "casadi" in r]
+    if large:
+        def gm(values):
+            return float(np.exp(np.mean(np.log(values))))
+        ratios = {
+            "derivative time per iteration, hessgrad / CasADi": gm(
+                [r["hessgrad"]["eval_per_iter"] / r["casadi"]["eval_per_iter"]
+                 for r in large]),
+            "solve, hessgrad / cyipopt+CasADi (same Ipopt)": gm(
+                [r["hessgrad"]["solve"] / r["casadi"]["same_ipopt"]["solve"] for r in large]),
+            "solve, hessgrad / CasADi nlpsol": gm(
+                [r["hessgrad"]["solve"] / r["casadi"]["solve"] for r in large]),
+            "solve, cyipopt+CasADi / CasADi nlpsol (the two Ipopt builds)": gm(
+                [r["casadi"]["same_ipopt"]["solve"] / r["casadi"]["solve"] for r in large]),
+            "first call + solve, hessgrad / CasADi nlpsol": gm(
+                [(r["hessgrad"]["first_call"] + r["hessgrad"]["solve"])
+                 / (r["casadi"]["first_call"] + r["casadi"]["solve"]) for r in large]),
+        }
+        print(f"\n## Geometric means over the {len(large)} problems with n >= {0.9 * n:g}\n")
+        for k, v in ratios.items():
+            print(f"* {k}: {v:.2f}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="n = 1000, one repeat")
@@ -148,8 +207,15 @@ def main():
     parser.add_argument("--jit-kernels", action="store_true",
                         help="hessgrad with fused Numba kernels (compiled per size)")
     parser.add_argument("--json", metavar="FILE")
+    parser.add_argument("--report", metavar="FILE",
+                        help="print the tables of an earlier --json run, solve nothing")
     args = parser.parse_args()
     args.n = args.n or (1000 if args.quick else 10000)
+    if args.report:
+        with open(args.report) as fh:
+            saved = json.load(fh)
+        report(saved["records"], saved.get("n", args.n))
+        return
     repeats = args.repeats or (1 if args.quick else 3)
     info = harness.machine_info({"autograd": None, "jax": None, "torch": None})
     harness.print_machine(info)
@@ -198,61 +264,10 @@ def main():
                                   for k, v in h.items() if k not in ("sparsity", "eval_time",
                                                                      "ncalls")}), flush=True)
 
-    corpus_cols = ["problem", "n", "m", "nnz(J)", "J colors (bound)", "nnz(H) lower",
-                   "H colors (max row nnz)", "iters hessgrad", "iters cyipopt+CasADi",
-                   "iters CasADi", "f", "known optimum"]
-    corpus_rows = []
-    bench_cols = ["problem", "n", "first call hg", "first call CasADi", "solve hg",
-                  "solve cyipopt+CasADi", "solve CasADi", "evals/iter hg",
-                  "evals/iter CasADi", "H call hg", "H call CasADi", "J call hg",
-                  "J call CasADi"]
-    bench_rows = []
-    for r in records:
-        h, c = r["hessgrad"], r.get("casadi")
-        s = h["sparsity"]
-        corpus_rows.append([
-            r["name"], r["n"], r["m"], s["jac_nnz"],
-            f"{s['jac_colors']} ({s['jac_lower_bound']})" if r["m"] else "-",
-            s["hess_nnz"],
-            f"{s['hess_colors']} ({s['hess_max_row_nnz']})" + (
-                ", dense" if s["hess_density"] == 1 else ""),
-            h["nit"], (f"{c['same_ipopt']['nit']}" + (f" (1 ulp: {r['ulp_spread']})"
-                                                      if "ulp_spread" in r else ""))
-            if c else "-", c["nit"] if c else "-",
-            f"{h['f']:.10g}", "-" if r["known"] is None else f"{r['known']:.10g}"])
-        bench_rows.append([
-            r["name"], r["n"], fmt(h["first_call"]), fmt(c["first_call"]) if c else "-",
-            fmt(h["solve"]), fmt(c["same_ipopt"]["solve"]) if c else "-",
-            fmt(c["solve"]) if c else "-", fmt(h["eval_per_iter"]),
-            fmt(c["eval_per_iter"]) if c else "-", fmt(h["hess_per_call"]),
-            fmt(c["hess_per_call"]) if c else "-", fmt(h["jac_per_call"]),
-            fmt(c["jac_per_call"]) if c else "-"])
-    print("\n## Corpus\n")
-    print(markdown(corpus_cols, corpus_rows))
-    print("\n## Times\n")
-    print(markdown(bench_cols, bench_rows))
-    large = [r for r in records if r["n"] >= 10000 and "casadi" in r]
-    if large:
-        def gm(values):
-            return float(np.exp(np.mean(np.log(values))))
-        ratios = {
-            "derivative time per iteration, hessgrad / CasADi": gm(
-                [r["hessgrad"]["eval_per_iter"] / r["casadi"]["eval_per_iter"]
-                 for r in large]),
-            "solve, hessgrad / cyipopt+CasADi (same Ipopt)": gm(
-                [r["hessgrad"]["solve"] / r["casadi"]["same_ipopt"]["solve"] for r in large]),
-            "solve, hessgrad / CasADi nlpsol": gm(
-                [r["hessgrad"]["solve"] / r["casadi"]["solve"] for r in large]),
-            "first call + solve, hessgrad / CasADi nlpsol": gm(
-                [(r["hessgrad"]["first_call"] + r["hessgrad"]["solve"])
-                 / (r["casadi"]["first_call"] + r["casadi"]["solve"]) for r in large]),
-        }
-        print(f"\n## Geometric means over the {len(large)} problems with n >= 10^4\n")
-        for k, v in ratios.items():
-            print(f"* {k}: {v:.2f}")
+    report(records, args.n)
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"machine": info, "options": OPTIONS, "records": records,
+            json.dump({"machine": info, "options": OPTIONS, "n": args.n, "records": records,
                        "failures": failures}, fh, indent=1, default=str)
     if failures:
         print("\nFAILED:")
