@@ -1,6 +1,6 @@
 """What the capture check costs: hessgrad's implicit caches (hessian, make_hvp,
 HessianOperator, the SciPy objective) run ``f`` once eagerly per call to check what it reads
-from outside its arguments (``hessgrad.engine.capture``). Passing an ``hg.function`` skips
+from outside its arguments (``hessgrad.tracing.capture``). Passing an ``hg.function`` skips
 the check (the caches then trust the trace, as before the check existed), so timing both in
 one run gives the check's price per call, as a ratio.
 

@@ -237,8 +237,8 @@ def run(args, out):
     for note in notes:
         print(f"note: {note}", file=out)
     if args.json:
-        from .cli import _write_json
-        _write_json(args.json, {"n": n, "quick": bool(args.quick), "repeats": repeats,
+        from .cli import write_json
+        write_json(args.json, {"n": n, "quick": bool(args.quick), "repeats": repeats,
                                 "versions": _versions(), "platform": platform.platform(),
                                 "results": rows, "notes": notes}, out)
     return 1 if failed else 0

@@ -7,7 +7,6 @@ import inspect
 import numpy as np
 
 from .engine.dispatch import READ, bind
-from .engine.graph import PASS_THROUGH
 from .engine.forward import ForwardAccumulator
 from .engine.nest import flatten, pack_as
 from .engine.registry import Primitive
@@ -15,6 +14,7 @@ from .engine.state import THREAD, Recorder
 from .engine.tape import GradientTape
 from .engine.tensor import Tensor, Variable
 from .ops.core import stop_gradient  # noqa: F401 - part of this module's public family
+from .ops.patterns import dense
 
 
 class _VariableWatcher(Recorder):
@@ -95,20 +95,21 @@ def _custom_jvp(tangents, ans, *inputs, n_args, variables, grad_fn, tangents_fn=
     return tuple(tangents[n_in:])
 
 
-CUSTOM = Primitive("custom_gradient", _custom_forward, vjp=_custom_vjp, jvp=_custom_jvp,
-                   multiple_results=True, closures=True)
-
-
-def _custom_batched(forward, args, batched, n_args, variables, **_):
-    """Batching rule: the results pass through, those without the batch axis broadcast."""
-    k = next(len(a) for a, flag in zip(args, batched) if flag)
-    n_in = n_args + len(variables)
+def _custom_batch_values(prim, args, flags, params, k):
+    """On a batch of values: the results pass through, those without the batch axis
+    broadcast."""
+    n_in = params["n_args"] + len(params["variables"])
     return tuple(a if flag else np.broadcast_to(a, (k,) + np.shape(a))
-                 for a, flag in zip(args[n_in:], batched[n_in:]))
+                 for a, flag in zip(args[n_in:], flags[n_in:]))
 
 
-CUSTOM.batch_rule = _custom_batched
-PASS_THROUGH.add("custom_gradient")  # its results pass on as the function computed them
+# Its results pass on as the function computed them (pass_through: weak types stay weak). Its
+# Python functions read the tensors of the trace they were made in: a function using it is
+# vmapped per member, and on arrays the results pass through.
+CUSTOM = Primitive("custom_gradient", _custom_forward, vjp=_custom_vjp, jvp=_custom_jvp,
+                   multiple_results=True, closures=True, pass_through=True,
+                   batch_values=_custom_batch_values, array_rules=False,
+                   sparsity=dense)  # the function's graph is not walked: conservative
 
 
 def _call_with_gradient(f, args, kwargs, record_forward, tangents_fn=None):

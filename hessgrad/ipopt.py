@@ -41,7 +41,7 @@ import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, NonlinearConstraint, OptimizeResult
 
 from . import numpy as _hnp
-from .engine.function import function as _function
+from .tracing.function import function as _function
 from .scipy import Constraint
 from .sparse import SparseHessian, SparseJacobian
 from .transforms import grad as _grad

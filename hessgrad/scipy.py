@@ -5,10 +5,12 @@ import numpy as np
 from scipy.optimize import NonlinearConstraint
 
 from . import numpy as _hnp
-from .engine.capture import CapturedTraces
 from .engine.nest import flatten
+from .hessian_matrix import hessian
 from .operators import HessianOperator
-from .second_order import hessian, hvp
+from .second_order import hvp
+from .sparse import SparseHessian, SparseJacobian, sparse_hessian as _sparse_hessian
+from .tracing.capture import CapturedTraces
 from .transforms import value_and_grad
 
 
@@ -22,7 +24,7 @@ class Objective:
     passes (``args=``) are forwarded to ``f``; cached results are reused while ``x`` has the
     same values, the arguments are the same objects (arrays) or equal (other values), and
     what ``f`` reads from outside its arguments is unchanged: every call runs ``f`` once
-    eagerly to check that (``hessgrad.engine.capture``; pass a ``hessgrad.function`` to
+    eagerly to check that (``hessgrad.tracing.capture``; pass a ``hessgrad.function`` to
     skip the check).
 
     ``sparse_hessian=True`` (or a dict of :func:`hessgrad.sparse_hessian` options) makes
@@ -50,7 +52,6 @@ class Objective:
         self.f = f
         self._sparse_hess = None
         if sparse_hessian:  # hess returns scipy.sparse matrices (trust-constr accepts them)
-            from .sparse import sparse_hessian as _sparse_hessian
             self._sparse_hess = _sparse_hessian(
                 f, **(sparse_hessian if isinstance(sparse_hessian, dict) else {}))
         self._trace = trace
@@ -191,7 +192,6 @@ class Constraint(NonlinearConstraint):
     def __init__(self, c, lb, ub, keep_feasible=False):
         if not callable(c):
             raise TypeError(f"constraint: c must be callable, got {type(c).__name__}")
-        from .sparse import SparseHessian, SparseJacobian
         self.function = c
         self.jacobian = SparseJacobian(c)
         self.hessian = SparseHessian(_weighted(c))

@@ -7,23 +7,24 @@ selectable, and the test suite checks all of them against each other.
 
 import numpy as np
 
-from ._recent import Recent
+from .arguments import (NonScalarOutput, check_holomorphic, check_like, check_output_dtype,
+                        check_scalar, fill, group, is_plain, lift, parse_argnums, present,
+                        returned, split_aux)
+from .recent import Recent
 from .custom import CUSTOM
-from .engine.capture import CapturedTraces
+from .tracing.capture import CapturedTraces
 from .engine.forward import ForwardAccumulator
 from .engine.gradients import gradients
 from .engine.state import THREAD
 from .engine.nest import flatten, is_nested, pack_as, structure_key
-from .engine.function import ConcreteFunction
+from .tracing.function import ConcreteFunction
 from .engine.tape import GradientTape
 from .engine.tensor import Tensor, shape_of, shapes_compatible
 from .ops.core import constant, reshape, stop_gradient
 from .ops.reduction import sum as reduce_sum
 from .ops.shape import transpose
-from .transforms import NonScalarOutput, _argnums, _check_holomorphic, _check_like, \
-    _check_output_dtype, _check_scalar, _fill, _group, _is_plain, _lift, _out, _present, \
-    _split_aux, jacfwd, jacrev
-from .vmap import stacked_rows
+from .transforms import jacfwd, jacrev
+from .engine.batching import members_per_chunk, stacked_rows
 
 MODES = ("auto", "fwd-rev", "rev-rev", "rev-fwd")
 
@@ -73,13 +74,13 @@ def _check_static_shape(u, x, i):
 
 
 def _check_output(y, fname, holomorphic):
-    _check_scalar(y, fname)
-    _check_output_dtype(y, fname, holomorphic)
+    check_scalar(y, fname)
+    check_output_dtype(y, fname, holomorphic)
 
 
 def _hvp_at(f, args, kwargs, nums, v_leaves, mode, holomorphic=False, fname="hvp"):
     """H v w.r.t. the arguments ``nums`` as a flat list of tensors."""
-    lifted, sources = _lift(args, nums, "hvp")
+    lifted, sources = lift(args, nums, "hvp")
     tangents = [t if isinstance(t, Tensor) else constant(np.asarray(t, dtype=s.dtype))
                 for t, s in zip(v_leaves, sources)]
     for s, t in zip(sources, tangents):
@@ -179,23 +180,23 @@ def _hvp(f, argnums, mode, holomorphic, fname):
             raise TypeError(f"hvp: call as hvp(f)(*args, v), the vector last; got "
                             f"{len(args_and_v)} argument(s)")
         *args, v = args_and_v
-        single, nums = _argnums(argnums, len(args), "hvp")
-        plain = _is_plain(args_and_v)
+        single, nums = parse_argnums(argnums, len(args), "hvp")
+        plain = is_plain(args_and_v)
         v_struct = [v] if single else list(v)
         if len(v_struct) != len(nums):
             raise ValueError(f"hvp: expected {len(nums)} vectors for argnums={argnums}")
         for k, i in enumerate(nums):
-            _check_like(v_struct[k], args[i], "hvp: v" if single else f"hvp: v[{k}]",
+            check_like(v_struct[k], args[i], "hvp: v" if single else f"hvp: v[{k}]",
                         f"args[{i}]")
-        v_leaves = _present(v_struct)  # None has no leaves (as in JAX): no vector either
+        v_leaves = present(v_struct)  # None has no leaves (as in JAX): no vector either
         hv = _hvp_at(f, args, kwargs, nums, v_leaves, mode, holomorphic, fname)
-        return _out(_group(args, nums, hv, single), plain)
+        return returned(group(args, nums, hv, single), plain)
     return hvp_f
 
 
 # make_hvp(f) and hessian(f) written inline in a loop (or HessianOperator(f, x) built at each
 # iterate) find the traces, structure and compiled programs of the previous calls, reused
-# while what f reads from outside its arguments is unchanged (see engine.capture).
+# while what f reads from outside its arguments is unchanged (see tracing.capture).
 _RECENT = Recent()
 
 
@@ -210,7 +211,7 @@ def make_hvp(f, argnums=0, mode="auto"):
     matrix-vector ones). ``make_hvp(f)`` of the same ``f`` (one of the 16 most recent) reuses
     the trace while what ``f`` reads from outside its arguments (globals, closures, random
     draws) is what it was: ``f`` runs once eagerly at each point to check that (see
-    ``hessgrad.engine.capture``); pass a ``hessgrad.function`` to skip the check. The
+    ``hessgrad.tracing.capture``); pass a ``hessgrad.function`` to skip the check. The
     returned product is the Hessian at the point as ``f`` was when it was made.
 
     >>> import hessgrad as hg
@@ -231,7 +232,7 @@ def _make_hvp(f, argnums, mode):
     traced = CapturedTraces(product, f)  # one trace per signature and capture, every point
 
     def at(*args, **kwargs):
-        single, nums = _argnums(argnums, len(args), "make_hvp")
+        single, nums = parse_argnums(argnums, len(args), "make_hvp")
         if any(a is None for i in nums for a in flatten(args[i])):
             raise TypeError(f"make_hvp: argument(s) {list(nums)} hold None leaves, which "
                             "make_hvp (and HessianOperator) do not support; use hvp, or leave "
@@ -262,7 +263,7 @@ class _HvpAt:
     def __init__(self, product, args, kwargs, linear, example):
         self.product, self.args, self.kwargs, self.linear = product, args, kwargs, linear
         self.example = example  # zeros structured and shaped like v
-        self.plain = _is_plain(args)
+        self.plain = is_plain(args)
 
     def __call__(self, v):
         leaves = _vector_leaves(v, self.example, "make_hvp: v")
@@ -270,7 +271,7 @@ class _HvpAt:
             out = self.linear(leaves)
         else:
             out = self.product(*self.args, pack_as(self.example, leaves), **self.kwargs)
-        return _out(out, self.plain) if self.plain else out
+        return returned(out, self.plain) if self.plain else out
 
     def batched(self, V):
         """The products with each of ``V``'s rows (vectors stacked along a leading axis)."""
@@ -348,7 +349,7 @@ def _dtype_of(a):
 def _specialize(traced, args, v_example, kwargs):
     """The traced HVP at ``args`` as a function of ``v``'s leaves (setup run once), or None
     when ``f`` cannot be traced (Python control flow on values) or runs uncompiled."""
-    if not _is_plain((args, kwargs)):
+    if not is_plain((args, kwargs)):
         return None
     cap = traced.check(args, kwargs)
     concrete = traced.concrete(cap, (*args, v_example), kwargs)
@@ -376,92 +377,40 @@ class _Folded:
         return self.concrete.run_batched(leaves, batched)
 
 
-# hessgrad.sparse, built on this module, registers sparse_hessian and the structure check of
-# dense Hessians here on import.
-SPARSE_HESSIAN = None
-STRUCTURE_CHECK = None
-
-# Columns of a dense Hessian are computed in batches whose largest intermediate array holds
-# about this many bytes: large enough for matrix-matrix products, small enough to stay in
-# reused heap memory (fresh multi-megabyte mappings cost page faults on every call).
-HESSIAN_BATCH_BYTES = 16 * 2**20
-
-
-def hessian(f, argnums=0, *, has_aux=False, holomorphic=False, sparse=False,
-            detect_sparsity=True, **sparse_options):
-    """The full Hessian of scalar ``f``: shape ``arg.shape + arg.shape`` (blocks for a tuple
-    ``argnums``: ``H[i][j]`` has shape ``args[i].shape + args[j].shape``). A nested argument
-    (dict, list or tuple of arrays) gives JAX's layout: ``H[a][b]`` for its leaves ``a`` and
-    ``b``, shape ``a.shape + b.shape`` (``H[i][a][j][b]`` for a tuple ``argnums``). For a
-    non-scalar ``f``, as in JAX, ``jacfwd(jacrev(f))``: ``out.shape`` comes first. As in
-    JAX, ``has_aux``: ``f`` returns ``(value, aux)`` and the result is ``(hessian, aux)``
-    (``f`` runs once more for ``aux``); ``holomorphic`` states complex inputs (checked).
-
-    ``sparse=True`` returns :func:`hessgrad.sparse_hessian` ``(f, **sparse_options)``
-    instead: a ``scipy.sparse.csr_matrix`` of shape ``(x.size, x.size)`` w.r.t. the first
-    argument, from a few batched HVPs (sparsity detection and coloring).
-
-    Built from a traced Hessian-vector product (forward-over-reverse, traced once per argument
-    signature) run on batches of basis vectors at once: the forward pass and gradient run
-    once per call, the tangent part as matrix-matrix products. With ``detect_sparsity``
-    (default) and one array argument, the Hessian's sparsity pattern is read off the traced
-    graph once per signature (a cheap walk that gives up early on dense problems); when a
-    coloring of it needs at most half as many products as columns (banded, block-diagonal,
-    partially separable objectives), only those products run and the dense array is
-    assembled from them: the same numbers, ``n / colors`` times less work (in a trace too,
-    as in ``hg.function(hg.hessian(f))``, from 64 elements on). With tensor arguments or in a
-    trace the products run as one batch (``vmap`` of the HVP), so the result nests and a
-    traced Hessian stays one product big. ``hessian(f)`` of
-    the same ``f`` (one of the 16 most recent) reuses the trace and structure while what
-    ``f`` reads from outside its arguments is unchanged: ``f`` runs once eagerly at each call
-    to check that (see ``hessgrad.engine.capture``; pass a ``hessgrad.function`` to skip it).
-
-    >>> import hessgrad as hg
-    >>> import hessgrad.numpy as hnp
-    >>> hg.hessian(lambda x: hnp.sum(x ** 3))(np.array([1.0, 2.0]))
-    array([[ 6.,  0.],
-           [ 0., 12.]])
-    """
-    if not callable(f):
-        raise TypeError(f"hessian: f must be callable, got {type(f).__name__}")
-    if sparse:
-        if has_aux or holomorphic:
-            raise ValueError("hessian: sparse=True supports neither has_aux nor holomorphic")
-        if argnums != 0:
-            raise ValueError(f"hessian: sparse=True supports argnums=0 only, got {argnums!r}")
-        return SPARSE_HESSIAN(f, **sparse_options)
-    if sparse_options:
-        raise TypeError(f"hessian: unexpected keyword arguments {sorted(sparse_options)} "
-                        "(they are options of sparse=True)")
+def dense_hessian(f, argnums=0, *, has_aux=False, holomorphic=False, structure=None):
+    """:func:`hessgrad.hessian`'s dense path (see there). ``structure(f)``, when given, makes
+    the checker of the Hessian's sparsity consulted once per signature (a
+    :class:`hessgrad.SparseHessian`: its ``dense`` assembles the array from colored products
+    when they are few enough)."""
     key = ("hessian", f, argnums if isinstance(argnums, int) else tuple(argnums),
-           bool(detect_sparsity), bool(has_aux), bool(holomorphic))
-    return _RECENT.get(key, lambda: _dense_hessian(f, argnums, detect_sparsity, has_aux,
+           structure, bool(has_aux), bool(holomorphic))
+    return _RECENT.get(key, lambda: _dense_hessian(f, argnums, structure, has_aux,
                                                    holomorphic))
 
 
-def _dense_hessian(f, argnums, detect_sparsity, has_aux=False, holomorphic=False):
+def _dense_hessian(f, argnums, structure, has_aux=False, holomorphic=False):
     if has_aux:  # the Hessian of the value, then f once more for aux
-        of_value = _dense_hessian(lambda *a, **k: _split_aux(f(*a, **k), True, "hessian")[0],
-                                  argnums, detect_sparsity, False, holomorphic)
+        of_value = _dense_hessian(lambda *a, **k: split_aux(f(*a, **k), True, "hessian")[0],
+                                  argnums, structure, False, holomorphic)
 
         def with_aux(*args, **kwargs):
             h = of_value(*args, **kwargs)
-            return h, _out(_split_aux(f(*args, **kwargs), True, "hessian")[1], _is_plain(args))
+            return h, returned(split_aux(f(*args, **kwargs), True, "hessian")[1], is_plain(args))
         return with_aux
     # one trace per argument signature and capture key, reused at every x
     traced = CapturedTraces(_hvp(f, argnums, "auto", holomorphic, "hessian"), f)
-    structure = [STRUCTURE_CHECK(f) if detect_sparsity and STRUCTURE_CHECK else None]
+    checker = [structure(f) if structure else None]
 
     def structured(args, kwargs, cap):
         """The Hessian from colored products, or None (dense problem, or not applicable)."""
-        check = structure[0]
+        check = checker[0]
         if check is None or kwargs or argnums not in (0, -len(args)) or not args or \
                 type(args[0]) is not np.ndarray or args[0].dtype.kind != "f":
             return None
         try:
             h = check.dense(*args, capture=cap)
         except Exception:  # noqa: BLE001 - untraceable f etc.: the dense path reports errors
-            structure[0] = None
+            checker[0] = None
             return None
         if h is not None and not h.any():  # maybe no product ran (an empty pattern): check
             _check_output(f(*args), "hessian", False)  # f's output as the products would
@@ -470,7 +419,7 @@ def _dense_hessian(f, argnums, detect_sparsity, has_aux=False, holomorphic=False
     def structured_tensor(args, kwargs):
         """Like ``structured``, for one tensor argument (in a trace, or under a tape): the
         assembly from colored products built from differentiable ops, or None."""
-        check, x = structure[0], args[0] if len(args) == 1 else None
+        check, x = checker[0], args[0] if len(args) == 1 else None
         if check is None or kwargs or argnums not in (0, -1) or not isinstance(x, Tensor) or \
                 x.shape is None or None in x.shape or x.dtype.kind != "f":
             return None
@@ -503,8 +452,8 @@ def _dense_hessian(f, argnums, detect_sparsity, has_aux=False, holomorphic=False
 
     def hessian_f(*args, **kwargs):
         if holomorphic:
-            _, nums = _argnums(argnums, len(args), "hessian")
-            _check_holomorphic(True, [a for i in nums for a in _present(args[i])], "hessian",
+            _, nums = parse_argnums(argnums, len(args), "hessian")
+            check_holomorphic(True, [a for i in nums for a in present(args[i])], "hessian",
                                "inputs")
         if of_vector:
             return of_vector[0](*args, **kwargs)
@@ -516,16 +465,16 @@ def _dense_hessian(f, argnums, detect_sparsity, has_aux=False, holomorphic=False
             return of_vector[0](*args, **kwargs)
 
     def scalar_hessian(args, kwargs):
-        single, nums = _argnums(argnums, len(args), "hessian")
+        single, nums = parse_argnums(argnums, len(args), "hessian")
         if any(is_nested(args[i]) for i in nums):
             key = (len(args), tuple(structure_key(args[i]) for i in nums))
             if key not in by_structure:
-                by_structure[key] = _LeafHessian(f, args, nums, single, detect_sparsity)
+                by_structure[key] = _LeafHessian(f, args, nums, single, structure)
             return by_structure[key](args, kwargs)
         shapes = [tuple(np.shape(args[i]) if not isinstance(args[i], Tensor) else args[i].shape)
                   for i in nums]
         sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
-        if not _is_plain(args):
+        if not is_plain(args):
             h = structured_tensor(args, kwargs)
             if h is not None:
                 return h
@@ -537,7 +486,7 @@ def _dense_hessian(f, argnums, detect_sparsity, has_aux=False, holomorphic=False
         # as in JAX, the row block H[i][.] has the dtype of gradient i, that of argument i
         dtypes = [np.result_type(np.asarray(args[i]).dtype, np.float32) for i in nums]
         batched, largest = batched_products(args, kwargs, single, shapes, dtypes, cap)
-        chunk = max(1, HESSIAN_BATCH_BYTES // (8 * max(largest, 1)))
+        chunk = members_per_chunk(largest)
         blocks = [[np.empty(si + sj, dtype=d) for sj in shapes] for si, d in zip(shapes, dtypes)]
         for j, n_j in enumerate(sizes):
             for start in range(0, n_j, chunk):
@@ -562,34 +511,34 @@ class _LeafHessian:
     ``H[i][a][j][b]``). Computed as the block Hessian of a function of the leaves, traced
     once per structure."""
 
-    def __init__(self, f, args, nums, single, detect_sparsity):
+    def __init__(self, f, args, nums, single, structure):
         self.nums, self.single = nums, single
         self.templates = [pack_as(args[i], [None if a is None else 0 for a in flatten(args[i])])
                           for i in nums]  # None leaves have no blocks (as in JAX)
-        self.counts = [len(_present(t)) for t in self.templates]
+        self.counts = [len(present(t)) for t in self.templates]
         total, templates, counts = sum(self.counts), self.templates, self.counts
         n_args = len(args)
 
         def of_leaves(*flat, **kwargs):
             leaves, rest = iter(flat[:total]), iter(flat[total:])
-            rebuilt = dict(zip(nums, [_fill(t, [next(leaves) for _ in range(c)])
+            rebuilt = dict(zip(nums, [fill(t, [next(leaves) for _ in range(c)])
                                       for t, c in zip(templates, counts)]))
             return f(*[rebuilt[i] if i in rebuilt else next(rest) for i in range(n_args)],
                      **kwargs)
-        self.blocks = hessian(of_leaves, tuple(range(total)),
-                              detect_sparsity=detect_sparsity) if total else None
+        self.blocks = dense_hessian(of_leaves, tuple(range(total)),
+                                    structure=structure) if total else None
 
     def __call__(self, args, kwargs):
-        leaves = [leaf for i in self.nums for leaf in _present(args[i])]
+        leaves = [leaf for i in self.nums for leaf in present(args[i])]
         rest = [a for i, a in enumerate(args) if i not in self.nums]
         blocks = self.blocks(*leaves, *rest, **kwargs) if self.blocks else ()
         spans = list(zip(self.templates, np.cumsum([0] + self.counts)[:-1], self.counts))
 
         def row(a):  # the second derivatives of leaf a, grouped like the arguments
-            per_arg = tuple(_fill(t, [blocks[a][b] for b in range(s, s + c)])
+            per_arg = tuple(fill(t, [blocks[a][b] for b in range(s, s + c)])
                             for t, s, c in spans)
             return per_arg[0] if self.single else per_arg
-        per_arg = tuple(_fill(t, [row(a) for a in range(s, s + c)]) for t, s, c in spans)
+        per_arg = tuple(fill(t, [row(a) for a in range(s, s + c)]) for t, s, c in spans)
         return per_arg[0] if self.single else per_arg
 
 

@@ -4,7 +4,7 @@ The pattern is read off the traced graph (:mod:`hessgrad.sparsity`), colored
 (:mod:`hessgrad.coloring`), and the compressed matrix ``H S`` (``J S`` or ``W^T J``) is computed
 by one batched run of a traced Hessian-vector product (JVP, VJP) with ``x`` as an unbatched
 input and the seed columns as the batch. Pattern, coloring, recovery indices and the traced
-product are cached per input shape, dtype and capture key (``engine.capture``), so later
+product are cached per input shape, dtype and capture key (``tracing.capture``), so later
 calls at other points only run the batched product and a gather.
 """
 
@@ -13,17 +13,15 @@ import scipy.sparse as sp
 
 from . import coloring as _coloring
 from . import sparsity as _sparsity
-from .engine.capture import CaptureCache
-from .engine.function import ConcreteFunction, _leaf_key
+from .tracing.capture import CaptureCache
+from .tracing.function import ConcreteFunction, leaf_key
 from .engine.nest import flatten, structure_key
 from .engine.tensor import Tensor
 from .ops.core import constant, getitem, reshape, scatter_add
-from . import second_order as _second_order
-from .second_order import hessian as _dense_hessian
-from .second_order import hvp as _hvp
+from .second_order import dense_hessian, hvp as _hvp
 from .transforms import jvp as _jvp
 from .transforms import vjp as _vjp
-from .vmap import stacked_rows
+from .engine.batching import stacked_rows
 
 METHODS = ("trace", "probe")
 COLORINGS = ("star", "column")
@@ -51,7 +49,7 @@ def _arg_key(args):
     if all(type(a) is np.ndarray for a in args):  # the common case, without flattening
         return tuple(("A", a.shape, a.dtype.str) for a in args)
     leaves = flatten(list(args))
-    return structure_key(list(args), leaves), tuple(_leaf_key(a) for a in leaves)
+    return structure_key(list(args), leaves), tuple(leaf_key(a) for a in leaves)
 
 
 def _point(x, what):
@@ -126,7 +124,7 @@ def _max_row_count(pattern):
 
 class _PlanCache:
     """Pattern, coloring and traced product are built once per input shape, dtype, argument
-    signature and capture key (``_build``; see ``engine.capture``) and reused at every point.
+    signature and capture key (``_build``; see ``tracing.capture``) and reused at every point.
     ``_plan`` returns ``(plan, capture)``: the products take the capture's lifted arrays."""
 
     def __init__(self, f):
@@ -149,7 +147,7 @@ class SparseHessian(_PlanCache):
     """
 
     def __init__(self, f, *, method="trace", coloring="star", dense_threshold=DENSE_THRESHOLD,
-                 probes=2, seed=0, jit_kernels=True):
+                 probes=2, seed=0, budget=None, jit_kernels=True):
         _check("sparse_hessian", method, coloring, dense_threshold, probes)
         _check_callable(f, "sparse_hessian")
         super().__init__(f)
@@ -160,7 +158,7 @@ class SparseHessian(_PlanCache):
         self.seed = seed
         self.jit_kernels = bool(jit_kernels)
         self.nhvp = 0
-        self._budget = None  # n -> entry budget of the detection (None: sparsity's default)
+        self._budget = budget  # n -> entry budget of the detection (None: sparsity's default)
 
     # --- the cached plan per shape ----------------------------------------------------------
     def _build(self, x, args, cap, once):
@@ -225,7 +223,7 @@ class SparseHessian(_PlanCache):
         n = plan["n"]
         if plan["dense"]:
             self.nhvp += n
-            h = np.asarray(_dense_hessian(self.f)(x, *args)).reshape(n, n)
+            h = np.asarray(dense_hessian(self.f)(x, *args)).reshape(n, n)
             return sp.csr_matrix(h)
         pattern = plan["pattern"]
         if not plan["ncolors"]:
@@ -260,7 +258,7 @@ class SparseHessian(_PlanCache):
     def dense_tensor(self, x):
         """:meth:`dense` for a tensor ``x`` with a known shape (symbolic in a trace, or
         watched by a tape), built from differentiable ops: the colored products as one
-        batch (:func:`hessgrad.vmap.map_rows`), their entries gathered and placed in the
+        batch (:func:`hessgrad.engine.batching.map_rows`), their entries gathered and placed in the
         dense Hessian. None where :meth:`dense` would be, and below ``TENSOR_MIN_SIZE``."""
         if x.size < TENSOR_MIN_SIZE:
             return None
@@ -310,7 +308,7 @@ class SparseHessian(_PlanCache):
         n = plan["n"]
         if plan["dense"]:
             self.nhvp += n
-            h = np.asarray(_dense_hessian(self.f)(x, *args)).reshape(-1)
+            h = np.asarray(dense_hessian(self.f)(x, *args)).reshape(-1)
             return h[rows * n + cols].astype(x.dtype, copy=False)
         if not plan["ncolors"]:
             return np.zeros(len(keep), x.dtype)
@@ -351,7 +349,7 @@ def sparse_hessian(f, *, method="trace", coloring="star", dense_threshold=DENSE_
     """The Hessian of scalar ``f`` as a ``scipy.sparse.csr_matrix``, from a few HVPs.
 
     The sparsity pattern is detected once per input shape and dtype (and again when what
-    ``f`` reads from outside its arguments changes: see ``hessgrad.engine.capture``),
+    ``f`` reads from outside its arguments changes: see ``hessgrad.tracing.capture``),
     colored, and every call computes ``H S`` (``S`` one 0/1 column per color) in one batched
     run of a traced Hessian-vector product, then reads each nonzero off ``H S``. The Hessian is w.r.t. the
     first argument, flattened: shape ``(x.size, x.size)``.
@@ -572,14 +570,13 @@ def sparse_jacobian(f, *, mode="auto", dense_threshold=DENSE_THRESHOLD, jit_kern
                           jit_kernels=jit_kernels)
 
 
-def _structure_check(f):
+def _structure_budget(n):
+    return min(_sparsity.ENTRY_BUDGET, max(64 * n, n * n // 8))
+
+
+def structure_check(f):
     """What ``hessgrad.hessian(f)`` consults once per signature: a sparse Hessian whose
     detection gives up as soon as an intermediate holds more than ``max(64 n, n^2 / 8)``
     dependency entries (a Hessian that dense is computed faster by the dense path)."""
-    h = SparseHessian(f, dense_threshold=0.5)  # denser patterns seldom halve the products
-    h._budget = lambda n: min(_sparsity.ENTRY_BUDGET, max(64 * n, n * n // 8))
-    return h
-
-
-_second_order.SPARSE_HESSIAN = sparse_hessian  # hessian(f, sparse=True) dispatches here
-_second_order.STRUCTURE_CHECK = _structure_check  # hessian(f) assembles sparse ones densely
+    # denser patterns than half seldom halve the products
+    return SparseHessian(f, dense_threshold=0.5, budget=_structure_budget)

@@ -15,7 +15,7 @@ from scipy.optimize import minimize
 
 import hessgrad as hg
 import hessgrad.numpy as hnp
-from hessgrad.engine import capture
+from hessgrad.tracing import capture
 from hessgrad.engine.state import THREAD
 
 X = np.array([1.0, 2.0, -0.5])

@@ -199,6 +199,23 @@ def test_mismatched_shards_are_rejected(client):
         hgd.sharded(LOSS, [("abc",)], client)
 
 
+def test_modules_are_sent_to_the_workers(client, tmp_path, monkeypatch):
+    # f defined in a module found only through this process's path is pickled by
+    # reference: the workers must import it, and modules= sends them the file.
+    (tmp_path / "hgd_test_shipped_mod.py").write_text(
+        "import hessgrad.numpy as hnp\n\n"
+        "def loss(w, A, y):\n"
+        "    return hnp.sum(hnp.logaddexp(0.0, -y * hnp.matmul(A, w))) + 0.05 * hnp.sum(w * w)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import hgd_test_shipped_mod as mod
+
+    with hgd.sharded(mod.loss, SHARDS, client,
+                     modules=[str(tmp_path / "hgd_test_shipped_mod.py")]) as F:
+        np.testing.assert_allclose(F.fun(X), total(X), rtol=1e-13)
+    with pytest.raises(ValueError, match="modules must be paths of .py files"):
+        hgd.sharded(LOSS, SHARDS, client, modules=[str(tmp_path / "nowhere.py")])
+
+
 def test_unreachable_scheduler_is_a_clear_connection_error():
     with pytest.raises(ConnectionError, match=r"127\.0\.0\.1:9.*Hint"):
         hgd.sharded(LOSS, SHARDS, "tcp://127.0.0.1:9", timeout=1)

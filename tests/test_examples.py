@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
+README = EXAMPLES.parent / "README.md"
 
 
 def load(name):
@@ -62,6 +63,17 @@ def test_while_loop_second_order(capsys):
     np.testing.assert_allclose(r["hessian"], r["hessian_fd"], atol=1e-6)
     np.testing.assert_allclose(r["hessian_while_loop"], r["hessian"], atol=1e-10)
     np.testing.assert_allclose(r["hessian_while_loop_gg"], r["hessian"], atol=1e-10)
+
+
+def test_readme_quick_start(capsys):
+    # The README's Quick start, as written (it asserts the eigenvalues itself).
+    section = README.read_text().split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    code = section.split("```python", 1)[1].split("```", 1)[0]
+    namespace = {"__name__": "readme_quick_start"}
+    exec(compile(code, "README.md (Quick start)", "exec"), namespace)
+    fun, nit = capsys.readouterr().out.split()
+    assert float(fun) < 1e-10 and int(nit) > 0
+    assert namespace["H"].shape == (20, 20) and namespace["top"].shape == (3,)
 
 
 def test_optimal_control_ipopt(capsys, tmp_path):

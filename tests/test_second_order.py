@@ -342,8 +342,8 @@ def test_functions_with_python_control_flow_fall_back_to_eager():
 
 # --- dense Hessians assembled from colored products (detect_sparsity) --------------------------
 def _structure(f, *args):
-    from hessgrad.sparse import _structure_check
-    return _structure_check(f).info(*args)
+    from hessgrad.sparse import structure_check
+    return structure_check(f).info(*args)
 
 
 @pytest.mark.parametrize("n", [0, 1, 7, 200])

@@ -80,6 +80,21 @@ EXAMPLES = [
     ("inv_no_rule", lambda x: hnp.sum(hnp.linalg.inv(hnp.reshape(x[:4], (2, 2)) +
                                                      3 * np.eye(2))), False),
     ("sort", lambda x: hnp.sum(hnp.sort(x) * np.arange(6.0)) + hnp.sum(x[:2] ** 3), False),
+    # sorting moves elements within the sorted axis only: rows stay apart
+    ("sort_rows", lambda x: hnp.sum(hnp.sort(hnp.reshape(x, (2, 3)), axis=1) ** 2
+                                    * np.arange(3.0)), False),
+    ("unstack_rows", lambda x: sum(r[0] * r[1] for r in hnp.unstack(hnp.reshape(x, (3, 2)))),
+     True),
+    ("convolve_constant", lambda x: hnp.sum(hnp.convolve(x, np.array([1.0, 0.0, 2.0])) ** 2),
+     True),
+    ("convolve_both", lambda x: hnp.sum(hnp.convolve(x[:3], x[3:]) ** 3), False),
+    ("erf", lambda x: hnp.sum(hg.erf(x[:3]) * x[3:]), True),
+    ("nanmean_rows", lambda x: hnp.sum(hnp.nanmean(hnp.reshape(x, (3, 2)), axis=0) ** 3), True),
+    ("rot90", lambda x: hnp.sum(hnp.rot90(hnp.reshape(x, (2, 3)))[0] ** 2), True),
+    ("ldexp_linear_in_x", lambda x: hnp.sum(hnp.ldexp(x, 2) ** 2), True),
+    ("nextafter_steps_x", lambda x: hnp.sum(hnp.nextafter(x, 0.0) * x[::-1]), True),
+    ("copysign_heaviside", lambda x: hnp.sum(hnp.copysign(x[:3], x[3:]) * x[3:])
+     + hnp.sum(hnp.heaviside(x[:3], x[3:]) * x[:3]), False),
     # the modulus of a complex number is curved (abs of a real one is piecewise linear)
     ("abs_complex", lambda x: hnp.sum(hnp.abs(x[:3] + 1j * x[3:])), True),
     # Fourier transforms mix along their axes only: a batch of two stays block-diagonal
@@ -121,6 +136,12 @@ def test_known_patterns():
     assert hessian_sparsity(lambda x: hnp.sum(x ** 1), np.zeros(5)).nnz == 0
     diag = hessian_sparsity(lambda x: hnp.sum(x ** 2), np.zeros(5)).toarray()
     np.testing.assert_array_equal(diag, np.eye(5, dtype=bool))
+
+
+def test_sort_keeps_its_lines_apart():
+    f = lambda x: hnp.sum(hnp.sort(hnp.reshape(x, (3, 2)), axis=0) ** 3)  # noqa: E731
+    expected = np.kron(np.ones((3, 3)), np.eye(2)).astype(bool)   # columns are sorted apart
+    np.testing.assert_array_equal(hessian_sparsity(f, np.zeros(6)).toarray(), expected)
 
 
 def test_two_dimensional_inputs_and_extra_args():

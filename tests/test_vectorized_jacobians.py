@@ -3,17 +3,15 @@ trace), as JAX's jacrev/jacfwd/hessian and TensorFlow's pfor do: the same number
 product per row, derivatives of every order, and a traced Jacobian whose graph does not
 grow with the number of rows."""
 
-import importlib
-
 import numpy as np
 import pytest
 from scipy.optimize import rosen_der, rosen_hess
 
 import hessgrad as hg
 import hessgrad.numpy as hnp
-from hessgrad.vmap import VECTORIZE_MIN, map_rows
+from hessgrad.engine import batching
+from hessgrad.engine.batching import VECTORIZE_MIN, map_rows
 
-vmap_module = importlib.import_module("hessgrad.vmap")  # (hg.vmap is the function)
 
 
 def rosenbrock(x):
@@ -237,14 +235,14 @@ def test_rows_run_in_chunks_within_the_memory_budget(monkeypatch):
     tape, g = tape_for(x, rosenbrock)
     whole = tape.jacobian(g, x).numpy()
     calls = []
-    replay = vmap_module._Trace.replay
+    replay = batching.Trace.replay
 
-    def counted(self, moved, mapped, k):
+    def counted(self, moved, k):
         calls.append(k)
-        return replay(self, moved, mapped, k)
+        return replay(self, moved, k)
 
-    monkeypatch.setattr(vmap_module, "ROWS_BATCH_BYTES", 8 * 50 * 7)  # 7 rows per chunk
-    monkeypatch.setattr(vmap_module._Trace, "replay", counted)
+    monkeypatch.setattr(batching, "BATCH_BYTES", 8 * 50 * 7)  # 7 rows per chunk
+    monkeypatch.setattr(batching.Trace, "replay", counted)
     chunked = tape.jacobian(g, x).numpy()
     assert calls == [7] * 7 + [1]
     np.testing.assert_array_equal(chunked, whole)

@@ -1,64 +1,32 @@
 """Batched programs: an optimized program rewritten to carry a leading batch axis of length k.
 
 Dense Hessians push blocks of k basis tangents through a traced Hessian-vector product
-(``ConcreteFunction.run_batched``). Instead of interpreting the unoptimized plan with batching
-rules, :func:`batch_program` rewrites the *optimized* program once per (k, which feeds are
-batched): values that depend on a batched feed get the shape ``(k,) + shape``; elementwise ops
-keep their numpy function (broadcasting lines the core axes up; a batched operand of lower
-rank gets a reshape), so fusion turns their trees into Numba loops over the whole batch;
-every other op becomes a call of its primitive's batching rule. The result goes through the
-same fusion and code generation as an unbatched program.
+(``ConcreteFunction.run_batched``). :func:`batch_program` rewrites the *optimized* program
+once per (k, which feeds are batched): values that depend on a batched feed get the shape
+``(k,) + shape``, and each op that reads one is replaced by the ops its primitive's batching
+rule binds (:mod:`hessgrad.engine.batching`), traced once on placeholders of the batched
+shapes -- elementwise ops stay elementwise (fusion then turns their trees into loops over the
+whole batch), a reduction gets its axes shifted, a matrix-vector product becomes a
+matrix-matrix one. An op whose primitive batches on arrays only (``batch_values``: control
+flow, matmul's gather of unit columns) or has no rule, or whose shapes are known only at run
+time, calls the batching interpreter at run time instead. The result goes through the same
+fusion and code generation as an unbatched program.
 """
 
-import numpy as np
-
-from ..engine.graph import _batch_by_loop
-from ..engine.registry import PRIMITIVES, get
-from ..ops.batching import elementwise as _elementwise_rule, shift_axis
-from ..ops.core import _is_basic_index
+from ..engine.batching import on_values, per_member
+from ..engine.graph import CONST, PLACEHOLDER, Graph
+from ..engine.registry import PRIMITIVES
+from ..engine.tensor import Tensor
 from .ir import Op, derive, known
 
 
 class Unbatchable(Exception):
-    """The program cannot be rewritten (an output shape is only known at run time)."""
-
-
-REDUCTIONS = {"sum", "mean", "max", "min", "prod", "logsumexp"}
+    """The program cannot be rewritten (kept for callers that fall back to the interpreter)."""
 
 
 def _behind_batch(index):
     """A basic index of the core axes applied behind the batch axis."""
     return (slice(None),) + (index if isinstance(index, tuple) else (index,))
-
-
-def _same_op_params(op, core_ndim, k):
-    """Params under which ``op`` computes its batched result directly when its one operand
-    carries the batch axis in front (numpy then runs one call, and fusion and code generation
-    see an ordinary op), or None when only the batching rule can."""
-    p = op.params
-    if op.name == "getitem" and _is_basic_index(p["index"]):
-        return {**p, "index": _behind_batch(p["index"])}
-    if op.name == "reshape":
-        shape = p["shape"]
-        return {**p, "shape": (k,) + ((shape,) if isinstance(shape, (int, np.integer))
-                                      else tuple(shape))}
-    if op.name == "transpose":
-        axes = p.get("axes")
-        core = reversed(range(core_ndim)) if axes is None else (a % core_ndim for a in axes)
-        return {**p, "axes": (0,) + tuple(a + 1 for a in core)}
-    if op.name in REDUCTIONS:
-        return {**p, "axis": shift_axis(p.get("axis"), core_ndim)}
-    return None
-
-
-def _reshape(a, shape):
-    return np.reshape(a, shape)
-
-
-def _rule_call(rule, forward, flags):
-    def batched(*args, **params):
-        return rule(forward, args, flags, **params)
-    return batched
 
 
 class BatchedProgram:
@@ -85,49 +53,80 @@ def batch_program(prog, ops, flags, k):
             shape, dtype = prog.info[o]
             out.info[o] = (None if shape is None else (k,) + tuple(shape), dtype)
             batched.add(o)
-        prim = PRIMITIVES.get(op.name)
-        # Rewrites need the shapes; a batching rule does not (a while loop's histories have
-        # run-time lengths, and the ops that read them are in its blocks)
-        rewritten = op.name == "accumulate" or prim is not None and \
-            prim.batch_rule is _elementwise_rule or len(op.args) == 1 and \
-            _same_op_params(op, len(prog.info[op.args[0]][0] or ()), k) is not None
-        if rewritten and not all(known(prog.info[v][0]) for v in (*op.args, *op.outs)):
-            raise Unbatchable(f"{op.name} has an operand of unknown shape")
-        if prim is not None and prim.batch_rule is _elementwise_rule:
-            new_ops.append(_elementwise(out, op, arg_flags, new_ops))
-        elif op.name == "accumulate":  # unbatched terms broadcast over the batch
-            params = {**op.params, "shape": (k,) + tuple(op.params["shape"]),
-                      "indices": tuple(None if i is None else _behind_batch(i)  # None: all
-                                       for i in op.params["indices"])}
-            new_ops.append(Op(op.name, op.fn, op.args, params, op.outs, False, op.node,
-                              op.nodes))
-        elif len(op.args) == 1 and (params := _same_op_params(
-                op, len(prog.info[op.args[0]][0]), k)) is not None:
-            new_ops.append(Op(op.name, op.fn, op.args, params, op.outs, op.multi, op.node,
-                              op.nodes))
-        else:
-            prim = prim or get(op.name)
-            rule = prim.batch_rule or _batch_by_loop(prim)
-            new_ops.append(Op("batched:" + op.name, _rule_call(rule, op.fn, arg_flags),
-                              op.args, op.params, op.outs, op.multi, op.node, op.nodes,
-                              extra={"batched": arg_flags}))
+        new_ops.extend(_batched_op(out, op, arg_flags, k))
     out.ops = new_ops
     return BatchedProgram(out, [v in batched for v in prog.fetches])
 
 
-def _elementwise(prog, op, arg_flags, emitted):
-    """The op itself over batched operands; a batched operand of lower core rank than the
-    result is reshaped so that its core axes line up behind the batch axis."""
-    rank = len(prog.info[op.outs[0]][0]) - 1
-    args = list(op.args)
-    for j, (a, flag) in enumerate(zip(args, arg_flags)):
-        shape, dtype = prog.info[a]
-        if flag and len(shape) - 1 < rank:
-            aligned = (shape[0],) + (1,) * (rank - len(shape) + 1) + tuple(shape[1:])
-            v = prog.new_value(aligned, dtype)
-            emitted.append(Op("batched:align", _reshape, [a], {"shape": aligned}, (v,),
-                              False, op.node, op.nodes))
-            args[j] = v
-    if args == op.args:
-        return op
-    return Op(op.name, op.fn, args, op.params, op.outs, op.multi, op.node, op.nodes)
+def _batched_op(prog, op, flags, k):
+    """The ops that compute ``op`` on its batched operands (``prog.info`` has their batched
+    shapes), writing ``op``'s outputs."""
+    if op.name == "accumulate":  # the accumulate pass's op: unbatched terms broadcast
+        params = {**op.params, "shape": (k,) + tuple(op.params["shape"]),
+                  "indices": tuple(None if i is None else _behind_batch(i)  # None: all
+                                   for i in op.params["indices"])}
+        return [Op(op.name, op.fn, op.args, params, op.outs, False, op.node, op.nodes)]
+    prim = PRIMITIVES.get(op.name)
+    avals = [prog.info.get(a, (None, None)) for a in op.args]
+    # per member: one op looping at run time, not k ops spliced in
+    if prim is None or prim.batch in (None, per_member) or prim.batch_values is not None or \
+            not all(known(shape) for shape, _ in avals) or \
+            not all(known(prog.shape(o)) for o in op.outs):
+        return [_at_run_time(prim or op, op, flags, k)]
+    return _traced(prog, prim, op, flags, avals, k)
+
+
+def _at_run_time(prim, op, flags, k):
+    """``op`` batched by the interpreter at run time (the primitive's rule on arrays)."""
+    def batched(*args, **params):
+        outs = on_values(prim, args, flags, params, k)
+        return outs if prim.multiple_results else outs[0]
+    return Op("batched:" + op.name, batched, op.args, op.params, op.outs, op.multi, op.node,
+              op.nodes, extra={"batched": flags})
+
+
+def _traced(prog, prim, op, flags, avals, k):
+    """The ops ``prim``'s batching rule binds, traced on placeholders of the operands'
+    batched shapes (constants as they are), spliced in with fresh values in between."""
+    graph = Graph()
+    value_of = {}  # id(placeholder) -> the program's value it stands for
+    with graph.as_default():
+        args = []
+        for a, (shape, dtype) in zip(op.args, avals):
+            if a in prog.consts:
+                args.append(prog.consts[a])
+                continue
+            p = graph.placeholder(dtype, shape)
+            value_of[id(p)] = a
+            args.append(p)
+        result = prim.batch(prim, args, flags, op.params, k)
+    results = list(result) if prim.multiple_results else [result]
+    final = {id(r): o for r, o in zip(results, op.outs) if isinstance(r, Tensor)}
+    emitted = []
+    for node in graph.nodes:
+        if node.prim is PLACEHOLDER:
+            continue
+        if node.prim is CONST:
+            value_of[id(node.outputs[0])] = prog.new_const(node.params["value"])
+            continue
+        args = [value_of[id(a)] if isinstance(a, Tensor) else prog.new_const(a)
+                for a in node.inputs]
+        outs = []
+        for o in node.outputs:
+            v = final.pop(id(o), None)
+            if v is None:
+                v = prog.new_value(o.shape, o.dtype)
+            value_of[id(o)] = v
+            outs.append(v)
+        emitted.append(Op(node.prim.name, node.prim.forward, args, node.params, tuple(outs),
+                          node.prim.multiple_results, op.node, op.nodes))
+    for r, o in zip(results, op.outs):  # a result the rule passed on unchanged (an input)
+        if id(r) in final or not isinstance(r, Tensor):
+            source = value_of[id(r)] if isinstance(r, Tensor) else prog.new_const(r)
+            emitted.append(Op("batched:alias", _alias, [source], {}, (o,), False, op.node,
+                              op.nodes))
+    return emitted
+
+
+def _alias(x):
+    return x

@@ -459,7 +459,7 @@ def _shifted_terms(r, terms, ranges, idx, n, read, body, before_inner, after_inn
 
 def _one_hot_rows(prog, op):
     """``(value, rows)`` when ``op`` is the batched adjoint of TensorArray reads at one row
-    per batch member (a loop's read at its counter, batched by ``loop_rows``: the one-hot
+    per batch member (a loop's read at its counter, batched by ``control_flow.rows``: the one-hot
     rows ``hessians`` starts its batches from): zeros but ``value`` at column ``rows[b]``
     of row ``b``, a ``(k, n)`` float64 array that a kernel computes from its indices. None
     for another op."""

@@ -17,9 +17,8 @@ broadcast becomes a multiplication by the count).
 
 import numpy as np
 
-from ..engine.graph import UNFOLDABLE
-from ..engine.registry import get
-from ..ops.core import _is_basic_index
+from ..engine.registry import PRIMITIVES, get
+from ..ops.core import is_basic_index
 from .ir import Op, known, size_of
 
 
@@ -28,8 +27,10 @@ _BINARY = {"add", "subtract", "multiply", "divide", "power", "maximum", "minimum
 
 
 def has_effects(name):
-    """Ops that update buffers in place: never folded, merged or dropped."""
-    return name in UNFOLDABLE or name.startswith("tensor_array")
+    """Ops that make or update buffers in place (``Primitive.effects``, ``writes``): never
+    folded, merged or dropped."""
+    prim = PRIMITIVES.get(name)
+    return prim is not None and (prim.effects or prim.writes is not None)
 
 
 # --- keys for common-subexpression elimination --------------------------------------------
@@ -347,7 +348,7 @@ def accumulate(prog):
             src = producer.get(a)
             if src is not None and src.name == "scatter_add" and a not in fetched and \
                     users.get(a) == [k] and op.args.count(a) == 1 and \
-                    _is_basic_index(src.params["index"]) and prog.dtype(a) == dtype and \
+                    is_basic_index(src.params["index"]) and prog.dtype(a) == dtype and \
                     tuple(src.params["shape"]) == prog.shape(op.outs[0]):
                 terms.append(src.args[0])
                 index = src.params["index"]

@@ -22,7 +22,8 @@ __all__ = ["sharded", "replicated", "hessian", "loader", "Loader", "ShardedObjec
            "DistributedHessianOperator"]
 
 
-def sharded(f, shards, client=None, *, workers=None, replicas=2, progress=None, timeout=10):
+def sharded(f, shards, client=None, *, workers=None, replicas=2, progress=None, timeout=10,
+            modules=()):
     """``F(x) = sum_i f(x, *shards[i])``, each shard living on a Dask worker.
 
     Shards are sent once (``client.scatter``, then copied to ``replicas`` workers so that a
@@ -46,6 +47,11 @@ def sharded(f, shards, client=None, *, workers=None, replicas=2, progress=None, 
         progress: True/False forces the stderr progress line of block jobs (default: on for
             jobs of 32 tasks or more).
         timeout: seconds to wait for a scheduler address to answer.
+        modules: paths of single-file Python modules that ``f`` needs and the workers
+            cannot import (a script's own module, found through the working directory):
+            each is sent with ``Client.upload_file``, which also reaches workers that
+            join later. ``f`` defined in such a module is pickled by reference, so the
+            workers must import that module.
     Returns:
         :class:`ShardedObjective`: ``fun``, ``jac``, ``hess``, ``hessp``, ``value_and_grad``,
         ``hessian_operator(x)``, ``hessian(x, out=)``, ``hutchinson``, ``hutchpp``,
@@ -65,17 +71,17 @@ def sharded(f, shards, client=None, *, workers=None, replicas=2, progress=None, 
     True
     """
     return ShardedObjective(f, shards, client, workers=workers, replicas=replicas,
-                            progress=progress, timeout=timeout)
+                            progress=progress, timeout=timeout, modules=modules)
 
 
-def replicated(f, *data, client=None, workers=None, progress=None, timeout=10):
+def replicated(f, *data, client=None, workers=None, progress=None, timeout=10, modules=()):
     """``f(x, *data)`` with ``data`` copied to every worker: one shard whose Hessian column
     blocks, Hutchinson probes and Lanczos probes run on all workers in parallel.
 
     Args and returns: as :func:`sharded` (with a single shard broadcast to every worker).
     """
     return ShardedObjective(f, [tuple(data)], client, workers=workers, broadcast=True,
-                            progress=progress, timeout=timeout)
+                            progress=progress, timeout=timeout, modules=modules)
 
 
 def hessian(f, x, *data, client=None, workers=None, out=None, block_size=None,

@@ -98,6 +98,16 @@ class Cluster:
             raise TypeError(f"client must be None, a scheduler address or a "
                             f"distributed.Client, got {type(client).__name__}")
 
+    def ship(self, modules):
+        """Send single-file modules (paths) to the workers, present and future, where they
+        become importable (``Client.upload_file``; not imported until a task needs them)."""
+        for path in modules:
+            if not (isinstance(path, (str, os.PathLike)) and str(path).endswith(".py")
+                    and os.path.isfile(path)):
+                raise ValueError(f"hessgrad.distributed: modules must be paths of .py files, "
+                                 f"got {path!r}")
+            self.client.upload_file(os.fspath(path), load=False)
+
     def n_workers(self):
         """Workers connected now (at least 1: a cluster may be scaling up)."""
         return max(1, len(self.client.nthreads()))

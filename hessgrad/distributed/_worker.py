@@ -13,13 +13,13 @@ from collections import OrderedDict
 import numpy as np
 
 import hessgrad as hg
+from hessgrad.engine.batching import members_per_chunk
 
 # Linearizations kept per worker process (least recently used are dropped). Each holds a
 # folded graph at one point for one shard: a few times the shard's size.
 MAX_LINEARIZATIONS = 32
 # A batched product is run in chunks whose largest intermediate holds about this many bytes
 # (as hessgrad.hessian does): matrix-matrix products without multi-gigabyte temporaries.
-BATCH_BYTES = 16 * 2**20
 
 _FUNCTIONS = {}                # (token, kind) -> traced function
 _LINEARIZATIONS = OrderedDict()  # (token, shard, x digest) -> make_hvp(f)(x, *shard)
@@ -125,7 +125,7 @@ def batched_hvp(spec, shard, x, V, data):
     if k == 0:
         return out
     largest = apply.largest_intermediate(np.zeros(x.shape, x.dtype))
-    chunk = max(1, BATCH_BYTES // (8 * max(largest, 1)))
+    chunk = members_per_chunk(largest)
     for start in range(0, k, chunk):
         stop = min(start + chunk, k)
         block = V[start:stop].reshape((stop - start,) + x.shape)

@@ -84,7 +84,7 @@ class ShardedObjective:
     fold_after = 8
 
     def __init__(self, f, shards, client=None, *, workers=None, replicas=2, broadcast=False,
-                 progress=None, timeout=10):
+                 progress=None, timeout=10, modules=()):
         import cloudpickle
 
         if not callable(f):
@@ -105,6 +105,7 @@ class ShardedObjective:
         self._cluster = Cluster(client, workers, timeout)
         self._closed = False
         try:
+            self._cluster.ship(modules)
             self._shards = [
                 Resident(self._cluster, loader=(s.fn, s.args)) if isinstance(s, Loader) else
                 Resident(self._cluster, value=s, replicas=replicas, broadcast=broadcast)

@@ -11,7 +11,7 @@ run on plain numpy values instead, skipping every Tensor wrapper.
 import numpy as np
 
 from .dispatch import bind
-from .registry import get
+from .registry import ADD, ADD_N, CAST, ONES_LIKE, SUM_TO, ZEROS_LIKE
 from .state import THREAD
 from .tensor import Tensor, dtype_of, is_differentiable_dtype, shape_of, shapes_compatible
 
@@ -254,7 +254,7 @@ def _as_tensors(g, multiple):
 def unconnected_gradient(source, unconnected):
     """What a source that no target depends on gets: None, or zeros shaped like it."""
     if unconnected == UnconnectedGradients.ZERO:
-        return bind(get("zeros_like"), (source,), {})
+        return bind(ZEROS_LIKE.prim, (source,), {})
     return None
 
 
@@ -334,7 +334,7 @@ def _fill(prim, outputs, out_grads):
     """The output gradients of a multiple-result op as a tuple, zeros for missing ones
     unless the op accepts None."""
     if not prim.none_grads_ok:
-        out_grads = [g if g is not None else bind(get("zeros_like"), (o,), {})
+        out_grads = [g if g is not None else bind(ZEROS_LIKE.prim, (o,), {})
                      for o, g in zip(outputs, out_grads)]
     return tuple(out_grads)
 
@@ -349,7 +349,7 @@ def _fit_gradient(rec, k, a, g):
     a_dtype, g_dtype = a.dtype, dtype_of(g)
     if a_dtype is not None and a_dtype != g_dtype and a_dtype.kind == "f" and \
             g_dtype.kind in "fc":
-        g = bind(get("cast"), (g,), {"dtype": a_dtype})
+        g = bind(CAST.prim, (g,), {"dtype": a_dtype})
     return g
 
 
@@ -358,7 +358,7 @@ def unbroadcast(g, x):
     xs, gs = shape_of(x), shape_of(g)
     if xs == gs or xs is None or gs is None:
         return g
-    return bind(get("sum_to"), (g,), {"shape": xs})
+    return bind(SUM_TO.prim, (g,), {"shape": xs})
 
 
 def _check_shape(rec, k, a, g):
@@ -387,7 +387,7 @@ def _accumulate(grads, key, g, prev=None):
         prev.nbytes = None if b is None else prev.nbytes + b
         if prev.nbytes is not None and prev.nbytes >= EARLY_AGGREGATION_BYTES and \
                 len(prev) >= _EARLY_AGGREGATION_COUNT:
-            grads[key] = bind(get("add_n"), tuple(prev), {})
+            grads[key] = bind(ADD_N.prim, tuple(prev), {})
 
 
 def _nbytes(g):
@@ -407,7 +407,7 @@ def _aggregate(grads, t, method, keep):
 
 def _sum(contributions, method):
     if method == AggregationMethod.EXPERIMENTAL_TREE:
-        add = get("add")
+        add = ADD.prim
         while len(contributions) > 1:
             pairs = [bind(add, (contributions[i], contributions[i + 1]), {})
                      for i in range(0, len(contributions) - 1, 2)]
@@ -416,12 +416,12 @@ def _sum(contributions, method):
             contributions = pairs
         return contributions[0]
     if method in (None, AggregationMethod.ADD_N, AggregationMethod.EXPERIMENTAL_ACCUMULATE_N):
-        return bind(get("add_n"), tuple(contributions), {})
+        return bind(ADD_N.prim, tuple(contributions), {})
     raise ValueError(f"Invalid aggregation_method specified {method}.")
 
 
 def _ones_like(t):
-    return bind(get("ones_like"), (t,), {})
+    return bind(ONES_LIKE.prim, (t,), {})
 
 
 def _plain_ones(t):

@@ -4,7 +4,7 @@ from .backprop import UnconnectedGradients, check_unconnected
 from .dispatch import bind
 from .graph import substituted
 from .nest import flatten, pack_as
-from .registry import get
+from .registry import ADD, BROADCAST_TO, ZEROS_LIKE
 from .state import THREAD, Recorder
 from .tensor import Tensor, dtype_of, is_differentiable_dtype, shape_of
 
@@ -51,7 +51,7 @@ class ForwardAccumulator(Recorder):
         for p in substituted(flatten(primals)):
             entry = self._tangents.get(id(p)) if isinstance(p, Tensor) else None
             if entry is None and unconnected == UnconnectedGradients.ZERO:
-                out.append(bind(get("zeros_like"), (p,), {}))
+                out.append(bind(ZEROS_LIKE.prim, (p,), {}))
             else:
                 out.append(None if entry is None else entry[1])
         return pack_as(primals, out)
@@ -90,16 +90,17 @@ def push_tangents(prim, args, params, outs, arg_tangents):
         raise LookupError(f"No forward-mode rule (JVP) defined for op type {prim.name}")
     ans = outs if prim.multiple_results else outs[0]
     if prim.linear:
-        zeros_like = get("zeros_like")
+        zeros_like = ZEROS_LIKE.prim
         # Missing tangents are zeros; a boolean input with no VJP (a where() condition) is
         # not data and stays as it is. A boolean operand that is data (add(mask, x)) gets a
         # zero (False) like any other: passing it through made the tangent t + mask. A
         # Python number's zero stays a Python number, which numpy's promotion treats as
-        # weakly typed (so a float32 tangent stays float32, as the primal did).
+        # weakly typed (so a float32 tangent stays float32, as the primal did); its zero is
+        # type(a)(), not a * 0 (NaN for a NaN or an infinite constant).
         vjps = prim.vjps if isinstance(prim.vjps, tuple) else ()
         filled = [t if t is not None else
                   (a if dtype_of(a) == bool and k < len(vjps) and vjps[k] is None
-                   else a * 0 if type(a) in (int, float, complex)
+                   else type(a)() if type(a) in (int, float, complex)
                    else bind(zeros_like, (a,), {}))
                   for k, (a, t) in enumerate(zip(args, arg_tangents))]
         out = bind(prim, filled, params)
@@ -113,12 +114,12 @@ def push_tangents(prim, args, params, outs, arg_tangents):
                 continue
             term = jvps[k](t, ans, *args, **params)
             if term is not None:
-                out = term if out is None else bind(get("add"), (out, term), {})
+                out = term if out is None else bind(ADD.prim, (out, term), {})
     if prim.multiple_results:
         return (None,) * len(outs) if out is None else tuple(out)
     if out is None or type(out) is Tensor and out._value is not None and \
             ans._value is not None and out._value.shape == ans._value.shape:
         return (out,)
     if shape_of(out) != ans.shape:  # a rule may leave broadcasting to us
-        out = bind(get("broadcast_to"), (out,), {"shape": ans.shape})
+        out = bind(BROADCAST_TO.prim, (out,), {"shape": ans.shape})
     return (out,)

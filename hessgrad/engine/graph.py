@@ -5,7 +5,7 @@ import numpy as np
 from .dispatch import READ, bind
 from .graph_text import graph_text
 from .node import Node
-from .registry import Primitive, get
+from .registry import CAST, Primitive
 from .state import THREAD, reraise_refused
 from .tensor import Tensor, Variable, owned, shapes_compatible
 
@@ -16,20 +16,6 @@ def _placeholder_forward():
 
 PLACEHOLDER = Primitive("placeholder", _placeholder_forward, nondiff=True)
 CONST = Primitive("const", lambda: None, nondiff=True)
-
-# Primitives a plan must run at every execution and never fold into its template: their
-# outputs are fresh buffers that later ops update in place (TensorArray storage), so one
-# folded buffer would be shared, and overwritten, by every run.
-UNFOLDABLE = set()
-
-# Primitives that write into some of their inputs in place (TensorArray buffers): name ->
-# ``written(params)``, the positions of those inputs. A plan never reads such an input again,
-# but a batch run once per member (run_members) must give each member its own copy.
-WRITES_IN_PLACE = {}
-
-# Primitives that hand their inputs on unchanged (control flow passes captures to its blocks,
-# custom_gradient its results): weak inputs stay weak there, the ops that use them promote.
-PASS_THROUGH = set()
 
 
 def _substitute(a, stack):
@@ -94,7 +80,7 @@ class Graph:
         self._weak_casts = {}  # (id(weak tensor), dtype) -> its cast (see _weak_cast)
         self._plans = {}
         self._substitutions = []  # see substituting()
-        self.lifted = {}  # capture slot -> its placeholder (see engine.capture)
+        self.lifted = {}  # capture slot -> its placeholder (see tracing.capture)
 
     def __repr__(self):
         after = "" if self.optimized is None else f", {self.optimized.ops_after} after optimization"
@@ -125,7 +111,7 @@ class Graph:
             args = tuple(_substitute(a, self._substitutions) for a in args)
         inputs = tuple(self._as_input(a, prim) for a in args)
         if avals is None and any(isinstance(a, Tensor) and a._weak for a in inputs) \
-                and prim.name not in PASS_THROUGH:
+                and not prim.pass_through:
             inputs, avals = self._promote_weak(prim, inputs, params)
         node = Node(prim, inputs, params, graph=self, name=self.unique_name(name or prim.name))
         if avals is None:
@@ -204,7 +190,7 @@ class Graph:
         if not THREAD.state.recorders and key in self._weak_casts:
             return self._weak_casts[key]
         with self.as_default():
-            out = bind(get("cast"), (a,), {"dtype": dtype})
+            out = bind(CAST.prim, (a,), {"dtype": dtype})
         if not THREAD.state.recorders:
             self._weak_casts[key] = out
         return out
@@ -230,7 +216,7 @@ class Graph:
         """A numpy array the graph reads (data in the traced function's closure) is copied
         once, when traced, as JAX captures constants: a caller's later in-place change
         cannot reach some cached results (values) and not others (sparsity patterns). A
-        capture run (engine.capture), whose graph is thrown away, reads the array itself."""
+        capture run (tracing.capture), whose graph is thrown away, reads the array itself."""
         if THREAD.state.capturing:
             return array
         entry = self._captured.get(id(array))
@@ -346,7 +332,7 @@ def python_operator(apply, operands, arithmetic=True):
     scalars = all(map(is_weak, operands))
     if scalars and arithmetic and all(a.dtype.kind == "b" if isinstance(a, Tensor) else
                                       type(a) is bool for a in operands):
-        operands = tuple(bind(get("cast"), (a,), {"dtype": np.dtype(np.int64)})
+        operands = tuple(bind(CAST.prim, (a,), {"dtype": np.dtype(np.int64)})
                          if isinstance(a, Tensor) else int(a) for a in operands)
     out = apply(*operands)
     if scalars:
@@ -370,42 +356,24 @@ def placeholder(dtype, shape=None, name=None):
     return graph.placeholder(dtype, shape, name)
 
 
-def run_members(prim, forward, args, flags, params, active=None):
-    """``forward`` once per batch member: the list of their outputs. An input the op writes in
-    place (see WRITES_IN_PLACE) is copied for each member when it is shared -- unbatched, or a
-    read-only broadcast over the batch -- as every member would write into one buffer (each
-    result would be the last one's). ``active``: a boolean mask of the members that run (the
-    others, inactive in an enclosing batched loop or branch, get the first active member's
-    results, which the caller discards; written inputs are then always copied, so that
-    inactive members' rows are not written)."""
+def dependent(steps, batched):
+    """The values computed from the ``batched`` ones (a set, extended in place and returned):
+    ``steps`` are ``(inputs, outputs)`` pairs in execution order, by any hashable names."""
+    for inputs, outputs in steps:
+        for a in inputs:
+            if a in batched:
+                batched.update(outputs)
+                break
+    return batched
+
+
+def batched_step(prim, args, flags, params):
+    """One plan step on a batch of values (the primitive's batching rule, see
+    :mod:`.batching`): its result, or results."""
+    from .batching import on_values  # (batching builds on graphs)
     k = next(len(a) for a, f in zip(args, flags) if f)
-    written = WRITES_IN_PLACE.get(prim.name)
-    written = written(params) if written is not None else ()
-    members = range(k) if active is None or not active.any() else np.flatnonzero(active)
-    outs = {}
-    for j in members:
-        member = []
-        for i, (a, f) in enumerate(zip(args, flags)):
-            if f:
-                a = a[j]
-                if i in written and (active is not None or not a.flags.writeable):
-                    a = np.array(a)
-            elif i in written and isinstance(a, np.ndarray):
-                a = np.array(a)
-            member.append(a)
-        outs[j] = forward(*member, **params)
-    filler = outs[members[0]]
-    return [outs.get(j, filler) for j in range(k)]
-
-
-def _batch_by_loop(prim):
-    """The batching rule of last resort: run once per batch member and stack."""
-    def rule(forward, args, flags, **params):
-        outs = run_members(prim, forward, args, flags, params)
-        if prim.multiple_results:
-            return tuple(np.stack(parts) for parts in zip(*outs))
-        return np.stack(outs)
-    return rule
+    outs = on_values(prim, args, flags, params, k)
+    return outs if prim.multiple_results else outs[0]
 
 
 def _where(node):
@@ -516,8 +484,8 @@ class Plan:
         self.feed_names = [t.name for t in feeds]
         self.variables = []
         self.steps = []
-        self._batched_size_cache = {}  # batch flags -> (largest, total) batched sizes
-        self._batched_fetches = {}  # batch flags -> batched_fetches
+        self._batched_sizes_cache = {}  # batch flags -> (largest, total) batched sizes
+        self._batched_fetches_cache = {}  # batch flags -> batched_fetches
         dynamic = set(self.feed_slots)
         for node in sorted(needed.values(), key=lambda n: n.seq):
             if node.prim is PLACEHOLDER:
@@ -541,7 +509,7 @@ class Plan:
                 arg_slots.append(s)
             out_slots = tuple(slot_of(id(o)) for o in node.outputs)
             if fold_constants and not dynamic.intersection(arg_slots) \
-                    and node.prim.name not in UNFOLDABLE:
+                    and not node.prim.effects:
                 values = _run_node(node, [self.template[s] for s in arg_slots])
                 for s, v in zip(out_slots, values if node.prim.multiple_results else (values,)):
                     self.template[s] = v
@@ -600,19 +568,24 @@ class Plan:
 
     def _batched_sizes(self, batched):
         key = tuple(bool(b) for b in batched)
-        sizes = self._batched_size_cache.get(key)
+        sizes = self._batched_sizes_cache.get(key)
         if sizes is None:
-            dependent = {s for s, flag in zip(self.feed_slots, key) if flag}
+            batched_slots = self.dependent_slots(key)
             largest = total = 1
-            for _, arg_slots, _, out, node in self.steps:
-                if dependent.intersection(arg_slots):
-                    dependent.update((out,) if type(out) is int else out)
+            for *_, out, node in self.steps:
+                if (out if type(out) is int else out[0]) in batched_slots:
                     for o in node.outputs:
                         if o.shape is not None and None not in o.shape:
                             size = int(np.prod(o.shape, dtype=np.int64))
                             largest, total = max(largest, size), total + size
-            sizes = self._batched_size_cache[key] = (largest, total)
+            sizes = self._batched_sizes_cache[key] = (largest, total)
         return sizes
+
+    def dependent_slots(self, batched):
+        """The slots computed from the feeds flagged in ``batched`` (feeds included)."""
+        return dependent(
+            ((args, (out,) if type(out) is int else out) for _, args, _, out, _ in self.steps),
+            {s for s, flag in zip(self.feed_slots, batched) if flag})
 
     def check_batched_feeds(self, feed_values, batched):
         """``(arrays, k)``: the feeds as arrays of the placeholders' dtypes, checked to have
@@ -659,13 +632,11 @@ class Plan:
         """Which fetches :meth:`run_flagged` returns batched given the feeds flagged in
         ``batched``: those computed from a batched feed (known without running; cached)."""
         key = tuple(bool(b) for b in batched)
-        flags = self._batched_fetches.get(key)
+        flags = self._batched_fetches_cache.get(key)
         if flags is None:
-            dependent = {s for s, flag in zip(self.feed_slots, key) if flag}
-            for _, arg_slots, _, out, _ in self.steps:
-                if dependent.intersection(arg_slots):
-                    dependent.update((out,) if type(out) is int else out)
-            flags = self._batched_fetches[key] = [s in dependent for s in self.fetch_slots]
+            batched_slots = self.dependent_slots(key)
+            flags = self._batched_fetches_cache[key] = [s in batched_slots
+                                                       for s in self.fetch_slots]
         return flags
 
     def _run_flagged(self, feed_values, batched):
@@ -683,8 +654,7 @@ class Plan:
                     result = forward(*args, **params)
                     batched_out = False
                 else:
-                    rule = node.prim.batch_rule or _batch_by_loop(node.prim)
-                    result = rule(forward, args, flags, **params)
+                    result = batched_step(node.prim, args, flags, params)
                     batched_out = True
             except Exception as exc:
                 exc.add_note(_where(node) + " on a batch")

@@ -1,7 +1,10 @@
 """The one op registry: each primitive is declared once with its forward and its rules.
 
 A primitive's rules are written with hessgrad ops (never raw numpy), so that every derivative
-is itself differentiable. The engine only calls the rules; it knows no math of its own.
+is itself differentiable. The engine only calls the rules; it knows no math of its own. The
+few structural ops the engine applies itself (zeros for an unconnected gradient, the sum of
+gradient contributions, ...) are *roles*: the op declared with ``role=ADD_N`` is the one the
+backprop core sums with, so the engine names no op.
 """
 
 PRIMITIVES = {}
@@ -14,6 +17,37 @@ def seal_builtins():
     :func:`hessgrad.hvp` choose between equivalent orders of differentiation."""
     global _SEALED
     _SEALED = True
+
+
+class Role:
+    """A structural op the engine applies itself; ``prim`` is the primitive declared with
+    ``role=`` this role (see :func:`primitive`)."""
+
+    __slots__ = ("doc", "prim")
+
+    def __init__(self, doc):
+        self.doc = doc
+        self.prim = None
+
+    def __repr__(self):
+        return f"<role: {self.doc}>"
+
+
+ZEROS_LIKE = Role("zeros shaped like its operand (an unconnected gradient or tangent)")
+ONES_LIKE = Role("ones shaped like its operand (the seed of a gradient)")
+ZEROS = Role("zeros of a shape and dtype given as params (an empty Jacobian)")
+CAST = Role("its operand in the dtype given as a param")
+ADD = Role("the sum of two operands (forward-mode tangents)")
+ADD_N = Role("the sum of its operands (gradient contributions)")
+SUM_TO = Role("its operand summed down to a shape (the gradient of broadcasting)")
+BROADCAST_TO = Role("its operand broadcast to a shape")
+RESHAPE = Role("its operand reshaped")
+TRANSPOSE = Role("its operand with its axes permuted")
+STACK = Role("its operands stacked along a new axis")
+UNSTACK = Role("the parts of its operand along an axis (multiple results)")
+CONCATENATE = Role("its operands joined along an axis")
+ROLES = (ZEROS_LIKE, ONES_LIKE, ZEROS, CAST, ADD, ADD_N, SUM_TO, BROADCAST_TO, RESHAPE,
+         TRANSPOSE, STACK, UNSTACK, CONCATENATE)
 
 
 class PerInput:
@@ -69,15 +103,37 @@ class Primitive:
         eager_forward: what eager calls run: ``forward.unchecked`` when ``forward`` is a
             wrapper that only explains failures (the eager path re-runs ``forward`` to raise
             its clear error), else ``forward``.
+        batch: the batching rule, ``rule(prim, args, flags, params, k)``: the op on arguments
+            of which those flagged carry a leading batch axis of length ``k``, computed by
+            binding ops (so it runs on arrays, under tapes and in graphs alike; see
+            :mod:`hessgrad.engine.batching`); returns the results (a tuple for multiple
+            results), each with the batch axis. None: the op runs once per batch member.
+        batch_values: a batching rule on numpy arrays only, used where nothing differentiates
+            the result (plan runs, compiled programs): faster than ``batch``, or the only one
+            (control flow's); with no ``batch``, a function holding the op is vmapped per
+            member.
+        sparsity: the sparsity rule, ``rule(step)``: the dependency pattern of the op's output
+            and the second-order interactions it adds (see :mod:`hessgrad.ops.patterns`).
+            None: the conservative rule (everything depends on everything).
+        effects: the op makes or reads a buffer that ops update in place (a TensorArray's
+            storage): a plan runs it at every execution, the compiler never folds, merges or
+            drops it.
+        writes: ``writes(params)``: the positions of the inputs the op writes in place (a plan
+            never reads them again; a batch run once per member copies them per member).
+        pass_through: the op hands inputs on unchanged (control flow passes captures to its
+            blocks): weak inputs stay weak there, the ops that use them promote them.
+        role: a :class:`Role` this op plays for the engine.
     """
 
     __slots__ = ("name", "forward", "eager_forward", "vjps", "jvps", "joint_vjp", "joint_jvp",
                  "linear", "shape_rule", "none_grads_ok", "nondiff", "multiple_results",
-                 "batch_rule", "array_rules", "builtin", "closures", "broadcasts", "fast_vjps")
+                 "batch", "batch_values", "sparsity", "array_rules", "builtin", "closures",
+                 "broadcasts", "fast_vjps", "effects", "writes", "pass_through")
 
     def __init__(self, name, forward, vjp=None, jvp=None, *, linear=False, shape_rule=None,
                  none_grads_ok=False, nondiff=False, multiple_results=False, closures=False,
-                 broadcasts=False):
+                 broadcasts=False, batch=None, batch_values=None, sparsity=None, effects=False,
+                 writes=None, pass_through=False, role=None, array_rules=None):
         if name in PRIMITIVES:
             raise ValueError(f"primitive {name!r} is registered twice")
         self.name = name
@@ -94,11 +150,22 @@ class Primitive:
         self.none_grads_ok = none_grads_ok
         self.nondiff = nondiff
         self.multiple_results = multiple_results
-        self.batch_rule = None  # set by hessgrad.ops.batching; the executor loops without one
-        self.array_rules = False  # set by hessgrad.ops for its own primitives
+        self.batch = batch
+        self.batch_values = batch_values
+        self.sparsity = sparsity
         self.builtin = not _SEALED
+        # a user's rules always see Tensors; hessgrad's also take numpy values
+        self.array_rules = self.builtin if array_rules is None else array_rules
         self.closures = closures
         self.broadcasts = broadcasts
+        self.effects = effects
+        self.writes = writes
+        self.pass_through = pass_through
+        if role is not None:
+            if role.prim is not None:
+                raise ValueError(f"primitive {name!r}: role {role!r} is played by "
+                                 f"{role.prim.name!r} already")
+            role.prim = self
         PRIMITIVES[name] = self
 
     def __repr__(self):

@@ -7,7 +7,8 @@ from .backprop import UnconnectedGradients, backprop, check_seeds, check_unconne
 from .dispatch import READ, bind
 from .graph import substituted
 from .nest import flatten, pack_as
-from .registry import get
+from .batching import stacked_rows
+from .registry import RESHAPE, TRANSPOSE, ZEROS
 from .state import THREAD, Recorder, paused_from
 from .tensor import Tensor, Variable, is_differentiable_dtype
 
@@ -220,7 +221,7 @@ class GradientTape(Recorder):
         One VJP per element of ``target``. With ``experimental_use_pfor`` (the default, as in
         TensorFlow) they run as one batch: the backward pass is traced once and replayed on
         the batch of one-hot cotangents (as TensorFlow's pfor and JAX's ``vmap`` of ``vjp``
-        do; see :func:`hessgrad.vmap.map_rows`); otherwise one at a time, in order.
+        do; see :func:`hessgrad.engine.batching.map_rows`); otherwise one at a time, in order.
         """
         del parallel_iterations
         unconnected = check_unconnected(unconnected_gradients)
@@ -239,8 +240,8 @@ class GradientTape(Recorder):
                 if unconnected == UnconnectedGradients.NONE:
                     result.append(None)
                     continue
-                jac = bind(get("zeros"), (), {"shape": (n,) + tuple(s.shape), "dtype": s.dtype})
-            result.append(bind(get("reshape"), (jac,), {"shape": shape + tuple(s.shape)}))
+                jac = bind(ZEROS.prim, (), {"shape": (n,) + tuple(s.shape), "dtype": s.dtype})
+            result.append(bind(RESHAPE.prim, (jac,), {"shape": shape + tuple(s.shape)}))
         if not self._persistent:
             self._release()
         return pack_as(sources, result)
@@ -268,16 +269,16 @@ class GradientTape(Recorder):
             m *= d
         seeds = np.zeros((m, batch, m), target.dtype)
         seeds[np.arange(m), :, np.arange(m)] = 1  # seed j: entry j of every example
-        reshape = get("reshape")
+        reshape = RESHAPE.prim
         (g,) = self._rows(lambda ct: self._backprop(
             [target], [bind(reshape, (ct,), {"shape": tshape})], [source],
             UnconnectedGradients.ZERO), seeds, 1, experimental_use_pfor)
         if g is None:  # no rows (m = 0)
-            g = bind(get("zeros"), (), {"shape": (0,) + sshape, "dtype": source.dtype})
+            g = bind(ZEROS.prim, (), {"shape": (0,) + sshape, "dtype": source.dtype})
         inner = 1
         for d in sshape[1:]:
             inner *= d
-        jac = bind(get("transpose"), (bind(reshape, (g,), {"shape": (m, batch, inner)}),),
+        jac = bind(TRANSPOSE.prim, (bind(reshape, (g,), {"shape": (m, batch, inner)}),),
                    {"axes": (1, 0, 2)})
         if not self._persistent:
             self._release()
@@ -287,11 +288,7 @@ class GradientTape(Recorder):
         """Per source, ``pullback`` of every row of ``seeds`` stacked (None where no
         gradient reaches the source)."""
         self._used = True
-        return STACKED_ROWS(pullback, seeds, vectorize) or [None] * n_sources
-
-
-# hessgrad.vmap.stacked_rows, set when that module (above the engine) is imported.
-STACKED_ROWS = None
+        return stacked_rows(pullback, seeds, vectorize) or [None] * n_sources
 
 
 class _Paused:

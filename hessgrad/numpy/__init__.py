@@ -20,7 +20,10 @@ from ._reductions import *  # noqa: F401,F403
 from ._shapes import *  # noqa: F401,F403
 from ._constructors import *  # noqa: F401,F403
 from ._products import *  # noqa: F401,F403
-from ._extras import *  # noqa: F401,F403
+from ._nan_functions import *  # noqa: F401,F403
+from ._calculus import *  # noqa: F401,F403
+from ._statistics import *  # noqa: F401,F403
+from ._comparisons import *  # noqa: F401,F403
 from ._polynomials import *  # noqa: F401,F403
 from ._floating_point import *  # noqa: F401,F403
 from ._selection import *  # noqa: F401,F403

@@ -15,7 +15,7 @@ from numpy.lib.array_utils import normalize_axis_tuple as _normalize_axis_tuple
 
 from ..engine.tensor import Tensor as _Tensor
 from ..ops import core as _core, shape as _sh
-from ._extras import _array, _as_tensor, _concrete
+from ._arguments import _array, _as_tensor, _concrete
 
 
 def matrix_transpose(x, /):

@@ -11,8 +11,9 @@ constant (derivative 0); ``nextafter(x1, x2)`` moves ``x1`` by such a gap (deriv
 
 import numpy as _np
 
-from ..engine.tensor import dtype_of as _dtype_of
+from ..engine.tensor import Tensor as _Tensor, dtype_of as _dtype_of
 from ..ops import elementwise as _ew
+from ._arguments import _array, _as_tensor, _cast, _dtype
 from ._arraylike import stacked as _stacked
 from ._math import _cast_inputs, _reject_out, _reject_where, _ufunc
 
@@ -123,4 +124,36 @@ nextafter = _ufunc("nextafter", _nextafter, 2, "The float after x1 towards x2",
 frexp.nin, frexp.nout = 1, 2
 modf.nin, modf.nout = 1, 2
 
-__all__ = ["ldexp", "frexp", "modf", "spacing", "nextafter"]
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """NaN and infinities replaced by ``nan``, ``posinf`` and ``neginf`` (default the largest
+    finite floats), as numpy.nan_to_num; the derivative is 1 at finite entries and 0 at the
+    replaced ones. Integer input is returned as it is.
+
+    >>> import hessgrad as hg, hessgrad.numpy as hnp, numpy as np
+    >>> hnp.nan_to_num([np.nan, 1.0, -np.inf], neginf=-5.0).tolist()
+    [0.0, 1.0, -5.0]
+    >>> hg.grad(lambda x: hnp.sum(hnp.nan_to_num(x)))(np.array([np.nan, 2.0]))
+    array([0., 1.])
+    """
+    x = _array("nan_to_num", x, "x")
+    if _dtype(x).kind not in "fc":
+        return _as_tensor(x)
+    if _dtype(x).kind == "c":
+        parts = [nan_to_num(p, copy, nan, posinf, neginf) for p in (_ew.real(x), _ew.imag(x))]
+        return parts[0] + parts[1] * 1j
+    big = _np.finfo(_dtype(x)).max
+    hi = big if posinf is None else posinf
+    lo = -big if neginf is None else neginf
+
+    def fill(value):  # in x's dtype; a tensor stays one (the result differentiates in it)
+        return _cast(value, _dtype(x)) if isinstance(value, _Tensor) else \
+            _np.asarray(value, _dtype(x))
+    out = _ew.where(_ew.isnan(x), fill(nan), x)
+    infinite = _ew.isinf(x)
+    neg = _ew.signbit(x)
+    out = _ew.where(_ew.logical_and(infinite, _ew.logical_not(neg)), fill(hi), out)
+    return _ew.where(_ew.logical_and(infinite, neg), fill(lo), out)
+
+
+__all__ = ["ldexp", "frexp", "modf", "spacing", "nextafter", "nan_to_num"]

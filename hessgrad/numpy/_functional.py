@@ -11,7 +11,7 @@ import numpy as _np
 
 from ..engine.tensor import Tensor as _Tensor
 from ..ops import core as _core, elementwise as _ew, reduction as _red, shape as _sh
-from ._extras import _array, _as_tensor, _symbolic, _value
+from ._arguments import _array, _as_tensor, _symbolic, _value
 
 
 # --- piecewise ----------------------------------------------------------------------------

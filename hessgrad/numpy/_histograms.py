@@ -11,8 +11,9 @@ import builtins
 import numpy as _np
 
 from ..engine.tensor import Tensor as _Tensor
-from ..ops import core as _core, reduction as _red
-from ._extras import _array, _cast, _concrete, _const, _has_tensor
+from ..ops import core as _core, indexing as _ix, reduction as _red, signal as _sig
+from ._arguments import _array, _as_tensor, _cast, _concrete, _const, _dtype, _symbolic, _value
+from ._arraylike import has_tensor as _has_tensor, stacked as _stacked
 
 
 def _values(fname, x, what):
@@ -133,4 +134,113 @@ def histogram2d(x, y, bins=10, range=None, density=None, weights=None):  # noqa:
     return hist, edges[0], edges[1]
 
 
-__all__ = ["histogram_bin_edges", "histogram2d", "histogramdd"]
+# --- binning and counting -----------------------------------------------------------------
+def searchsorted(a, v, side="left", sorter=None):
+    """Indices where ``v`` would be inserted into the sorted 1-D ``a`` (an integer constant;
+    traces).
+
+    >>> import hessgrad.numpy as hnp
+    >>> hnp.searchsorted([1.0, 2.0, 3.0], [2.0, 2.5], side="right").tolist()
+    [2, 2]
+    """
+    a, v = _array("searchsorted", a), _array("searchsorted", v, "v")
+    if len(a.shape) != 1:
+        raise ValueError(f"searchsorted: argument 'a' must be 1-D, got shape {tuple(a.shape)}")
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    if sorter is not None:
+        a = _ix.take(_as_tensor(a), sorter)
+    return _sig.searchsorted(a, v, side=side)
+
+
+def digitize(x, bins, right=False):
+    """Indices of the bins holding each ``x`` (numpy.digitize; an integer constant; traces).
+
+    >>> import hessgrad.numpy as hnp
+    >>> hnp.digitize([0.5, 1.5, 3.0], [0.0, 1.0, 2.0]).tolist()
+    [1, 2, 3]
+    """
+    x, bins = _array("digitize", x, "x"), _array("digitize", bins, "bins")
+    if len(bins.shape) != 1:
+        raise ValueError(f"digitize: bins must be 1-D, got shape {tuple(bins.shape)}")
+    if _dtype(x).kind == "c":
+        raise TypeError("digitize: x may not be complex")
+    if not _symbolic(bins):
+        d = _np.diff(_value(bins))
+        if not (_np.all(d >= 0) or _np.all(d <= 0)):
+            raise ValueError("digitize: bins must be monotonically increasing or decreasing")
+    return _sig.digitize(x, bins, right=bool(right))
+
+
+def bincount(x, weights=None, minlength=0):
+    """Occurrences of each non-negative integer in ``x``; with ``weights`` the sums of the
+    weights per value, differentiable in ``weights``. The output length depends on ``x``'s
+    values, so ``x`` must be concrete (``weights`` may be traced).
+
+    >>> import hessgrad as hg, hessgrad.numpy as hnp, numpy as np
+    >>> hnp.bincount([0, 2, 2]).tolist()
+    [1, 0, 2]
+    >>> hg.grad(lambda w: hnp.bincount([0, 2, 2], w)[2])(np.array([1.0, 2.0, 3.0]))
+    array([0., 1., 1.])
+    """
+    xv = _np.asarray(_concrete("bincount", _array("bincount", x, "x"), "x",
+                               "its values set the output length"))
+    if xv.ndim != 1:
+        raise ValueError(f"bincount: argument 'x' must be 1-D, got shape {xv.shape}")
+    if xv.size == 0:
+        xv = xv.astype(_np.intp)
+    if xv.dtype.kind not in "iub":
+        raise TypeError(f"bincount: argument 'x' must hold integers, got dtype {xv.dtype}")
+    if xv.size and xv.min() < 0:
+        raise ValueError("bincount: argument 'x' must have no negative elements")
+    if minlength < 0:
+        raise ValueError(f"bincount: minlength must be non-negative, got {minlength}")
+    length = builtins.max(int(xv.max()) + 1 if xv.size else 0, int(minlength))
+    if weights is None:
+        return _const(_np.bincount(xv, minlength=length))
+    w = _array("bincount", weights, "weights")
+    if tuple(w.shape) != xv.shape:
+        raise ValueError(f"bincount: the weights and x must have the same length (shapes "
+                         f"{tuple(w.shape)} and {xv.shape})")
+    w = _as_tensor(_cast(w, _np.float64))
+    return _core.scatter_add(w, index=(xv.astype(_np.intp),), shape=(length,))
+
+
+def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
+    """numpy.histogram: ``(hist, bin_edges)``. Counts are constants; with ``weights`` the
+    histogram is differentiable in the weights (also with ``density``). ``a`` must be
+    concrete (it decides the bins); the edges are constants.
+
+    >>> import hessgrad.numpy as hnp
+    >>> hist, edges = hnp.histogram([0.1, 0.4, 0.45, 0.9], bins=2, range=(0.0, 1.0))
+    >>> hist.tolist(), edges.tolist()
+    ([3, 1], [0.0, 0.5, 1.0])
+    """
+    av = _np.asarray(_concrete("histogram", _array("histogram", a), "a",
+                               "the data decides the bins"))
+    bins = _stacked(bins, "histogram", "bins")
+    bins = _value(bins) if isinstance(bins, _Tensor) else bins
+    counts, edges = _np.histogram(av, bins=bins, range=range)
+    if weights is None:
+        if density:
+            counts = counts / _np.diff(edges).astype(float) / counts.sum()
+        return _const(counts), _const(edges)
+    w = _array("histogram", weights, "weights")
+    if tuple(w.shape) != av.shape:
+        raise ValueError(f"histogram: weights should have the same shape as a (shapes "
+                         f"{tuple(w.shape)} and {av.shape})")
+    nbins = len(edges) - 1
+    flat = av.reshape(-1)
+    idx = _np.searchsorted(edges, flat, side="right") - 1
+    idx[flat == edges[-1]] = nbins - 1
+    keep = (idx >= 0) & (idx < nbins) & (flat >= edges[0]) & (flat <= edges[-1])
+    wflat = _core.reshape(_as_tensor(w), shape=(-1,))
+    picked = _core.getitem(wflat, index=(_np.nonzero(keep)[0],))
+    hist = _core.scatter_add(picked, index=(idx[keep],), shape=(nbins,))
+    if density:
+        hist = hist / _np.diff(edges).astype(float) / _red.sum(hist)
+    return hist, _const(edges)
+
+
+__all__ = ["histogram_bin_edges", "histogram2d", "histogramdd", "searchsorted", "digitize",
+           "bincount", "histogram"]

@@ -26,8 +26,9 @@ from ..engine.tensor import Tensor as _Tensor
 from ..ops import core as _core, elementwise as _ew, linalg as _la, reduction as _red, \
     shape as _sh
 from . import linalg as _linalg
-from ._extras import _array, _as_tensor, _cast, _concrete, _const, _dtype, _symbolic, \
-    _value, convolve
+from ._arguments import _array, _as_tensor, _cast, _concrete, _const, _dtype, _symbolic, \
+    _value
+from ._signal_processing import convolve
 
 
 def _coeffs(fname, p, what):

@@ -14,7 +14,8 @@ import numpy as _np
 from ..ops import core as _core, elementwise as _ew, shape as _sh, sorting as _sorting
 from . import _reductions as _r
 from ._arraylike import constant as _constant
-from ._extras import _array, _has_tensor, _is_float, _symbolic, _value
+from ._arguments import _array, _is_float, _symbolic, _value
+from ._arraylike import has_tensor as _has_tensor
 
 
 def _kths(fname, kth, n):

@@ -13,9 +13,11 @@ from collections import namedtuple as _namedtuple
 
 import numpy as _np
 
-from ..ops import core as _core, elementwise as _ew, reduction as _red, shape as _sh
+from ..engine.tensor import Tensor as _Tensor
+from ..ops import core as _core, elementwise as _ew, indexing as _ix, reduction as _red, \
+    shape as _sh
+from ._arguments import _array, _as_tensor, _cast, _concrete, _const, _symbolic, _value
 from ._arraylike import has_tensor as _has_tensor
-from ._extras import _array, _as_tensor, _cast, _concrete, _const, _symbolic, _value, unique
 
 UniqueAllResult = _namedtuple("UniqueAllResult",
                               ["values", "indices", "inverse_indices", "counts"])
@@ -197,6 +199,35 @@ def unique_values(x):
     return _gather(flat, first, want.dtype)
 
 
-__all__ = ["isin", "intersect1d", "union1d", "setdiff1d", "setxor1d", "unique_all",
-           "unique_counts", "unique_inverse", "unique_values", "UniqueAllResult",
-           "UniqueCountsResult", "UniqueInverseResult"]
+def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
+           equal_nan=True, sorted=True):  # noqa: A002
+    """numpy.unique in eager mode (its result's length depends on the data, so it cannot be
+    traced). The unique values are differentiable: each takes the gradient of its first
+    occurrence; indices, inverse and counts are constants.
+
+    >>> import hessgrad.numpy as hnp
+    >>> hnp.unique([3.0, 1.0, 3.0]).tolist()
+    [1.0, 3.0]
+    """
+    arr = _array("unique", ar, "ar")
+    val = _concrete("unique", arr, "ar", "the number of unique values depends on the data")
+    kwargs = dict(return_index=True, return_inverse=return_inverse,
+                  return_counts=return_counts, axis=axis, equal_nan=equal_nan)
+    if not sorted:
+        kwargs["sorted"] = False
+    res = _np.unique(val, **kwargs)
+    values, index = res[0], res[1]
+    if isinstance(arr, _Tensor):
+        values = _ix.take(arr, index, axis=axis)
+    else:
+        values = _const(values)
+    out = [values]
+    if return_index:
+        out.append(_const(index))
+    out.extend(_const(r) for r in res[2:])
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+__all__ = ["isin", "intersect1d", "union1d", "setdiff1d", "setxor1d", "unique_all", "unique_counts",
+           "unique_inverse", "unique_values", "UniqueAllResult", "UniqueCountsResult",
+           "UniqueInverseResult", "unique"]

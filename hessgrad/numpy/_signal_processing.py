@@ -6,12 +6,14 @@ a tensor ``beta``. ``unwrap`` adds multiples of the period that are piecewise co
 phases, so its derivative is the identity.
 """
 
+import builtins
+
 import numpy as _np
 
 from ..engine.tensor import Tensor as _Tensor
-from ..ops import core as _core, elementwise as _ew, special as _special
+from ..ops import core as _core, elementwise as _ew, signal as _sig, special as _special
 from . import _reductions as _r, _shapes as _s
-from ._extras import _array, _as_tensor, _cast, _concrete, _dtype
+from ._arguments import _array, _as_tensor, _cast, _concrete, _dtype
 
 
 def _length(fname, M):
@@ -113,4 +115,78 @@ def unwrap(p, discont=None, axis=-1, *, period=2 * _np.pi):
     return out
 
 
-__all__ = ["bartlett", "blackman", "hamming", "hanning", "kaiser", "unwrap"]
+# --- convolution --------------------------------------------------------------------------
+_MODES = {"v": "valid", "s": "same", "f": "full", 0: "valid", 1: "same", 2: "full"}
+
+
+def _conv_args(fname, a, v, mode):
+    key = mode.lower()[:1] if isinstance(mode, str) else mode
+    if key not in _MODES:
+        raise ValueError(f"{fname}: mode must be 'full', 'same' or 'valid', got {mode!r}")
+    a, v = _array(fname, a), _array(fname, v, "v")
+    out = []
+    for arr, what in ((a, "a"), (v, "v")):
+        if len(arr.shape) > 1:
+            raise ValueError(f"{fname}: argument '{what}' must be 1-D, got shape "
+                             f"{tuple(arr.shape)}")
+        if len(arr.shape) == 0:
+            arr = _core.reshape(_as_tensor(arr), shape=(1,))
+        if arr.shape[0] == 0:
+            raise ValueError(f"{fname}: argument '{what}' cannot be empty (shape (0,))")
+        out.append(arr)
+    return out[0], out[1], _MODES[key]
+
+
+def convolve(a, v, mode="full"):
+    """Discrete linear convolution of two 1-D sequences (numpy.convolve), differentiable in
+    both: the VJP of a convolution is a correlation, itself a convolution with a flipped
+    operand, so every order is exact.
+
+    Args:
+        a, v: non-empty 1-D arrays (0-d count as length 1).
+        mode: 'full' (length n + m - 1), 'same' (max(n, m)) or 'valid' (max - min + 1).
+    Returns:
+        A 1-D tensor.
+    Raises:
+        ValueError: an input is empty or not 1-D, or ``mode`` is unknown.
+
+    >>> import hessgrad.numpy as hnp
+    >>> hnp.convolve([1.0, 2.0, 3.0], [0.0, 1.0, 0.5]).tolist()
+    [0.0, 1.0, 2.5, 4.0, 1.5]
+    """
+    a, v, mode = _conv_args("convolve", a, v, mode)
+    full = _sig.convolve(a, v)
+    n, m = a.shape[0], v.shape[0]
+    if mode == "full":
+        return full
+    short, long_ = builtins.min(n, m), builtins.max(n, m)
+    start = (short - 1) // 2 if mode == "same" else short - 1
+    length = long_ if mode == "same" else long_ - short + 1
+    return _core.getitem(full, index=(slice(start, start + length),))
+
+
+def correlate(a, v, mode="valid"):
+    """Cross-correlation ``c[k] = sum_n a[n + k] * conj(v[n])`` of two 1-D sequences
+    (numpy.correlate, default mode 'valid'); differentiable in both.
+
+    >>> import hessgrad.numpy as hnp
+    >>> hnp.correlate([1.0, 2.0, 3.0], [0.0, 1.0, 0.5]).tolist()
+    [3.5]
+    """
+    a, v, mode = _conv_args("correlate", a, v, mode)
+    if _dtype(v).kind == "c":
+        v = _ew.conjugate(v)
+    full = _sig.convolve(a, _core.getitem(_as_tensor(v), index=(slice(None, None, -1),)))
+    n, m = a.shape[0], v.shape[0]
+    if mode == "full":
+        return full
+    short, long_ = builtins.min(n, m), builtins.max(n, m)
+    if mode == "same":
+        start = (m - 1) // 2 if n >= m else n - 1 - (n - 1) // 2
+        length = long_
+    else:
+        start, length = short - 1, long_ - short + 1
+    return _core.getitem(full, index=(slice(start, start + length),))
+
+
+__all__ = ["bartlett", "blackman", "hamming", "hanning", "kaiser", "unwrap", "convolve", "correlate"]

@@ -5,7 +5,7 @@ import numpy as _np
 
 from ..engine.tensor import dtype_of as _dtype_of
 from ..ops import special as _special
-from ._extras import _array
+from ._arguments import _array
 
 
 def i0(x):

@@ -6,7 +6,7 @@ import numpy as _np
 
 from ..engine.tensor import Tensor as _Tensor
 from ..ops import elementwise as _ew
-from ._extras import _array, _as_tensor, _concrete
+from ._arguments import _array, _as_tensor, _concrete
 
 
 def isscalar(element):

@@ -12,7 +12,8 @@ from numpy.lib.array_utils import normalize_axis_index as _normalize_axis_index
 from ..engine.tensor import Tensor as _Tensor
 from ..ops import core as _core
 from ._array_manipulation import resize
-from ._extras import _array, _as_tensor, _has_tensor
+from ._arguments import _array, _as_tensor
+from ._arraylike import has_tensor as _has_tensor
 
 
 def _numpy_in_place(fname, a, values, inplace):

@@ -4,13 +4,19 @@ broadcast_to, reshape, stack, one-hot seeds, cast, stop_gradient."""
 import math
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..engine.backprop import unbroadcast  # noqa: F401 - for the rules of the ops
-from ..engine.dispatch import note_constant
+from ..engine.batching import per_member
+from ..engine.dispatch import bind, note_constant
 from ..engine.graph import get_default_graph
+from ..engine.registry import (ADD_N, BROADCAST_TO, CAST, ONES_LIKE, RESHAPE, STACK, SUM_TO,
+                               TRANSPOSE, UNSTACK, ZEROS, ZEROS_LIKE, primitive)
 from ..engine.state import THREAD
-from ..engine.registry import primitive
 from ..engine.tensor import Tensor, shape_of
+from .batching import aligned, along_axis, batched_index, joined, static_shape
+from .patterns import MOVES, binary, cut, piecewise_linear, same, scatter_matrix, size
+from .shape_rules import broadcasting, same_shape, stand_in
 
 
 # Gradient seeds and fills run once or more per gradient call: they use numpy's C entry
@@ -36,11 +42,21 @@ def _ones_like(x):
     return out
 
 
-zeros_like = primitive("zeros_like", _zeros_like, nondiff=True)
-ones_like = primitive("ones_like", _ones_like, nondiff=True)
-zeros = primitive("zeros", lambda shape, dtype=np.float64: np.zeros(shape, dtype), nondiff=True)
-ones = primitive("ones", lambda shape, dtype=np.float64: np.ones(shape, dtype), nondiff=True)
-fill = primitive("fill", lambda shape, value, dtype: np.full(shape, value, dtype), nondiff=True)
+zeros_like = primitive("zeros_like", _zeros_like, nondiff=True, batch=aligned,
+                       shape_rule=same_shape(_zeros_like), role=ZEROS_LIKE)
+ones_like = primitive("ones_like", _ones_like, nondiff=True, batch=aligned,
+                      shape_rule=same_shape(_ones_like), role=ONES_LIKE)
+def _params_shape(shape, dtype=np.float64, value=None):
+    return (tuple(shape) if isinstance(shape, (tuple, list)) else (int(shape),)), np.dtype(dtype)
+
+
+# constants made from params (no operands): nothing to batch but their uses
+zeros = primitive("zeros", lambda shape, dtype=np.float64: np.zeros(shape, dtype), nondiff=True,
+                  batch=per_member, shape_rule=_params_shape, role=ZEROS)
+ones = primitive("ones", lambda shape, dtype=np.float64: np.ones(shape, dtype), nondiff=True,
+                 batch=per_member, shape_rule=_params_shape)
+fill = primitive("fill", lambda shape, value, dtype: np.full(shape, value, dtype), nondiff=True,
+                 batch=per_member, shape_rule=_params_shape)
 
 
 def _sum_to(x, shape):
@@ -82,12 +98,48 @@ def _broadcast_to(x, shape):
     return out
 
 
+def _sum_to_batch(prim, args, flags, params, k):
+    """The batch axis moved last, where ``sum_to`` keeps it (it sums leading axes)."""
+    (x,) = args
+    nd = len(static_shape(x))
+    last = bind(TRANSPOSE.prim, (x,), {"axes": tuple(range(1, nd)) + (0,)})
+    summed = sum_to(last, shape=tuple(params["shape"]) + (k,))
+    n = len(params["shape"])
+    return bind(TRANSPOSE.prim, (summed,), {"axes": (n,) + tuple(range(n))})
+
+
+def _broadcast_to_batch(prim, args, flags, params, k):
+    shape = tuple(params["shape"])
+    (x,) = args
+    sx = static_shape(x)
+    if len(sx) - 1 < len(shape):
+        x = reshape(x, shape=sx[:1] + (1,) * (len(shape) - len(sx) + 1) + sx[1:])
+    return broadcast_to(x, shape=(k,) + shape)
+
+
+def _sum_to_pattern(step):
+    """Each output element depends on the elements summed into it."""
+    shape, target = step.in_shapes[0], tuple(step.params["shape"])
+    kept = (1,) * (len(shape) - len(target)) + target
+    ids = np.broadcast_to(np.arange(size(target)).reshape(kept), shape).ravel()
+    count = size(shape)
+    r = sp.csr_matrix((np.ones(count, np.float32), (ids, np.arange(count))),
+                      shape=(size(target), count))
+    return binary(r @ step.deps[0])
+
+
+def _given_shape(x, shape):
+    return tuple(shape), np.result_type(stand_in(x))
+
+
 sum_to = primitive("sum_to", _sum_to,
                    vjp=[lambda g, ans, x, shape: broadcast_to(g, shape=shape_of(x))],
-                   linear=True)
+                   linear=True, batch=_sum_to_batch, sparsity=_sum_to_pattern,
+                   shape_rule=_given_shape, role=SUM_TO)
 broadcast_to = primitive("broadcast_to", _broadcast_to,
                          vjp=[lambda g, ans, x, shape: sum_to(g, shape=shape_of(x))],
-                         linear=True)
+                         linear=True, batch=_broadcast_to_batch, sparsity=MOVES,
+                         shape_rule=_given_shape, role=BROADCAST_TO)
 
 
 def _add_n(*xs):
@@ -102,15 +154,40 @@ def _add_n(*xs):
 
 
 add_n = primitive("add_n", _add_n, vjp=lambda g, ans, *xs: [unbroadcast(g, x) for x in xs],
-                  linear=True)
+                  linear=True, batch=aligned, sparsity=piecewise_linear,
+                  shape_rule=broadcasting("add_n", _add_n), role=ADD_N)
+
 
 def _reshape(x, shape):
     # the method directly: numpy's function reaches it after half a microsecond of wrapping
     return x.reshape(shape) if type(x) is np.ndarray else np.reshape(x, shape)
 
 
+def _reshape_batch(prim, args, flags, params, k):
+    shape = params["shape"]
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    return reshape(args[0], shape=(k,) + shape)
+
+
+def _reshape_shape(x, shape):
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    old = shape_of(x)
+    if -1 in shape:
+        known = [d for d in shape if d != -1]
+        if old is None or None in old:
+            size = None
+        elif 0 in known:  # numpy refuses -1 beside a zero
+            return None, np.result_type(stand_in(x))
+        else:
+            size = math.prod(old) // math.prod(known)
+        shape = tuple(size if d == -1 else d for d in shape)
+    return shape, np.result_type(stand_in(x))
+
+
 reshape = primitive("reshape", _reshape,
-                    vjp=[lambda g, ans, x, shape: reshape(g, shape=shape_of(x))], linear=True)
+                    vjp=[lambda g, ans, x, shape: reshape(g, shape=shape_of(x))], linear=True,
+                    batch=_reshape_batch, sparsity=MOVES, shape_rule=_reshape_shape,
+                    role=RESHAPE)
 
 
 def _stack_vjp(g, ans, *xs, axis=0):
@@ -118,8 +195,22 @@ def _stack_vjp(g, ans, *xs, axis=0):
     return [getitem(g, index=lead + (k,)) for k in range(len(xs))]
 
 
+def _stack_shape(*xs, axis=0):
+    if not xs:
+        return None, np.dtype(np.float64)  # numpy refuses to stack nothing
+    shapes = [shape_of(x) for x in xs]
+    dtype = np.result_type(*[stand_in(x) for x in xs])
+    if any(s is None for s in shapes) or len({len(s) for s in shapes}) != 1:
+        return None, dtype
+    shape = tuple(None if len({s[i] for s in shapes}) != 1 else shapes[0][i]
+                  for i in range(len(shapes[0])))
+    axis %= len(shape) + 1
+    return shape[:axis] + (len(xs),) + shape[axis:], dtype
+
+
 stack = primitive("stack", lambda *xs, axis=0: np.stack(xs, axis=axis), vjp=_stack_vjp,
-                  linear=True)
+                  linear=True, batch=joined, sparsity=MOVES, shape_rule=_stack_shape,
+                  role=STACK)
 
 
 def _unstack(x, axis=0):
@@ -143,10 +234,12 @@ def _unstack_shape(x, axis=0):
 # of the parts' gradients, where ``x[j]`` by ``getitem`` would give one full-size
 # ``scatter_add`` per part (quadratic in the number of parts).
 unstack = primitive("unstack", _unstack, vjp=[_unstack_vjp], linear=True, none_grads_ok=True,
-                    multiple_results=True, shape_rule=_unstack_shape)
+                    multiple_results=True, shape_rule=_unstack_shape,
+                    batch=along_axis(default=0), sparsity=MOVES, role=UNSTACK)
 
 
-def _is_basic_index(index):
+def is_basic_index(index):
+    """Whether ``index`` is basic (ints, slices, None, Ellipsis): it never repeats an element."""
     if type(index) is slice or type(index) is int:  # the common cases, at once
         return True
     parts = index if isinstance(index, tuple) else (index,)
@@ -172,7 +265,7 @@ def _getitem_shape(x, index):
 def _scatter_add(g, index, shape):
     out = np.zeros(shape, _dtype(g))
     try:
-        if _is_basic_index(index):  # basic indices never repeat an element: plain assignment
+        if is_basic_index(index):  # basic indices never repeat an element: plain assignment
             out[index] = g
         else:
             np.add.at(out, index, g)
@@ -182,16 +275,38 @@ def _scatter_add(g, index, shape):
     return out
 
 
+def _getitem_batch(prim, args, flags, params, k):
+    index = batched_index(params["index"])
+    if index is None:  # separated advanced indices move their axes to the front
+        return per_member(prim, args, flags, params, k)
+    return bind(prim, tuple(args), dict(params, index=index))
+
+
+def _scatter_add_batch(prim, args, flags, params, k):
+    index = batched_index(params["index"])
+    if index is None:
+        return per_member(prim, args, flags, params, k)
+    return bind(prim, tuple(args), dict(params, index=index, shape=(k,) + tuple(params["shape"])))
+
+
 # ``getitem`` takes a normalized index (see ``ops.indexing.normalize_index``): ints, slices,
 # None, Ellipsis and integer numpy arrays (boolean masks are turned into integer arrays), so
 # that its VJP ``scatter_add`` accumulates repeated indices.
 getitem = primitive("getitem", _getitem,
                     vjp=[lambda g, ans, x, index: scatter_add(g, index=index,
                                                               shape=shape_of(x))],
-                    linear=True, shape_rule=_getitem_shape)
+                    linear=True, shape_rule=_getitem_shape, batch=_getitem_batch,
+                    sparsity=MOVES)
+
+
+def _scatter_add_pattern(step):
+    m = scatter_matrix(step.in_shapes[0], step.params["index"], step.params["shape"])
+    return binary(m @ step.deps[0])
+
+
 scatter_add = primitive("scatter_add", _scatter_add,
                         vjp=[lambda g, ans, x, index, shape: getitem(g, index=index)],
-                        linear=True,
+                        linear=True, batch=_scatter_add_batch, sparsity=_scatter_add_pattern,
                         shape_rule=lambda g, index, shape: (tuple(shape), np.result_type(
                             g.dtype if isinstance(g, Tensor) else g)))
 
@@ -207,10 +322,17 @@ def _cast(x, dtype):
     return x.astype(dtype)
 
 
-cast = primitive("cast", _cast, vjp=[_cast_vjp], linear=True)
+def _cast_pattern(step):
+    """A cast to an integer or boolean dtype is a constant for differentiation."""
+    return step.deps[0] if np.dtype(step.node.outputs[0].dtype).kind in "fc" else None
+
+
+cast = primitive("cast", _cast, vjp=[_cast_vjp], linear=True, batch=aligned,
+                 sparsity=_cast_pattern, shape_rule=same_shape(_cast), role=CAST)
 
 stop_gradient = primitive("stop_gradient", lambda x: x, vjp=[lambda g, ans, x: None],
-                          jvp=[lambda t, ans, x: None], none_grads_ok=True)
+                          jvp=[lambda t, ans, x: None], none_grads_ok=True, batch=aligned,
+                          sparsity=cut, shape_rule=same_shape(lambda x: x))
 stop_gradient.__doc__ = """The identity whose gradient is None: ``x`` is a constant for
 differentiation.
 
@@ -255,7 +377,8 @@ def convert_to_tensor(value, dtype=None):
     return constant(value, dtype=dtype)
 
 
-identity = primitive("identity", lambda x: x, vjp=[lambda g, ans, x: g], linear=True)
+identity = primitive("identity", lambda x: x, vjp=[lambda g, ans, x: g], linear=True,
+                     batch=aligned, sparsity=same, shape_rule=same_shape(lambda x: x))
 
 
 def strong(x):

@@ -27,13 +27,15 @@ eigen- and singular vectors also have a free phase: only phase-invariant functio
 
 import numpy as np
 
-from ..engine.registry import primitive
+from ..engine.dispatch import bind
 from ..engine.tensor import dtype_of, shape_of
-from .core import unbroadcast
+from .batching import aligned, static_shape
+from .core import reshape, unbroadcast
 from .elementwise import conjugate, divide, less, real, where
+from .families import stacked
 from .linalg import matmul
 from .reduction import sum as reduce_sum
-from .shape import expand_dims, swapaxes
+from .shape import expand_dims, swapaxes, transpose
 
 LinAlgError = np.linalg.LinAlgError
 
@@ -198,11 +200,23 @@ def _same_shape(name, arg="a", square=True):
     return rule
 
 
-inv = primitive(
+inv = stacked(
     "inv", _inv_forward,
     vjp=[lambda g, ans, a: -matmul(_T(ans), matmul(g, _T(ans)))],
     jvp=[lambda t, ans, a: -matmul(ans, matmul(t, ans))],
     shape_rule=_same_shape("inv"))
+
+
+def _solve_batch(prim, args, flags, params, k):
+    """One matrix and a batch of right-hand sides: more columns of one solve (one
+    factorization, not one per member); else a stack of solves."""
+    a, b = args
+    if flags[1] and not flags[0] and len(static_shape(a)) == 2 and len(static_shape(b)) == 3:
+        _, n, m = static_shape(b)
+        columns = reshape(transpose(b, axes=(1, 0, 2)), shape=(n, k * m))
+        x = bind(prim, (a, columns), params)
+        return transpose(reshape(x, shape=(n, k, m)), axes=(1, 0, 2))
+    return aligned(prim, args, flags, params, k)
 
 
 def _solve_forward(a, b):
@@ -215,8 +229,8 @@ def _solve_vjp(g, ans, a, b):
     return [unbroadcast(-matmul(gb, _T(ans)), a), unbroadcast(gb, b)]
 
 
-solve = primitive(
-    "solve", _solve_forward, vjp=_solve_vjp,
+solve = stacked(
+    "solve", _solve_forward, vjp=_solve_vjp, batch=_solve_batch,
     jvp=[lambda t, ans, a, b: -solve(a, matmul(t, ans)), lambda t, ans, a, b: solve(a, t)],
     shape_rule=lambda a, b: (_check_solve("solve", shape_of(a), shape_of(b)),
                              np.result_type(_float_dtype(a), _float_dtype(b))))
@@ -243,8 +257,9 @@ def _solve_triangular_jvp_a(t, ans, a, b, lower=True):
     return -solve_triangular(a, matmul(t * mask, ans), lower=lower)
 
 
-solve_triangular = primitive(
+solve_triangular = stacked(
     "solve_triangular", _solve_triangular_forward, vjp=_solve_triangular_vjp,
+    batch=_solve_batch,
     jvp=[_solve_triangular_jvp_a,
          lambda t, ans, a, b, lower=True: solve_triangular(a, t, lower=lower)],
     shape_rule=lambda a, b, lower=True: (
@@ -266,7 +281,7 @@ def _det_like(a, **params):
     return tuple(shape_of(a)[:-2]), _float_dtype(a)
 
 
-det = primitive(
+det = stacked(
     "det", _det_forward,
     # d det(A) = det(A) tr(A^-1 dA); undefined (inv fails) at singular A: documented.
     vjp=[lambda g, ans, a: _col(_col(g * ans)) * _T(inv(a))],
@@ -301,7 +316,7 @@ def _slogdet_jvp(t, ans, a):
     return ((tau - real(tau)) * ans[0], real(tau))
 
 
-slogdet = primitive(
+slogdet = stacked(
     "slogdet", _slogdet_forward, vjp=[_slogdet_vjp], jvp=[_slogdet_jvp],
     multiple_results=True, none_grads_ok=True,
     shape_rule=lambda a: [_det_like(a), (_det_like(a)[0], _real_dtype(_det_like(a)[1]))])
@@ -356,7 +371,7 @@ def _pinv_shape(a, rcond=1e-15):
     return tuple(s[:-2]) + (s[-1], s[-2]), _float_dtype(a)
 
 
-pinv = primitive("pinv", _pinv_forward, vjp=[_pinv_vjp], jvp=[_pinv_jvp],
+pinv = stacked("pinv", _pinv_forward, vjp=[_pinv_vjp], jvp=[_pinv_jvp],
                  shape_rule=_pinv_shape)
 pinv.__doc__ = """Moore-Penrose pseudo-inverse (singular values below ``rcond * s_max`` are
 treated as zero). Differentiable where the rank is locally constant (e.g. full rank):
@@ -370,7 +385,7 @@ def _matrix_rank_forward(a, tol=None, rtol=None):
     return np.asarray(np.linalg.matrix_rank(a, tol=tol, rtol=rtol))
 
 
-matrix_rank = primitive(
+matrix_rank = stacked(
     "matrix_rank", _matrix_rank_forward, nondiff=True,
     shape_rule=lambda a, tol=None, rtol=None: (tuple(shape_of(a)[:-2]), np.dtype(np.int64)))
 
@@ -402,7 +417,7 @@ def _cholesky_vjp(g, ans, a):
     return _from_lower_transpose(s)
 
 
-cholesky = primitive(
+cholesky = stacked(
     "cholesky", _cholesky_forward, vjp=[_cholesky_vjp],
     jvp=[lambda t, ans, a: matmul(ans, _phi(_l_inv_sym_l_inv_h(ans, _from_lower(t))))],
     shape_rule=_same_shape("cholesky"))
@@ -451,7 +466,7 @@ def _eigh_jvp(t, ans, a):
     return (_real_part(_diag_part(p)), matmul(v, _gap_inverse(w) * p))
 
 
-eigh = primitive("eigh", _eigh_forward, vjp=[_eigh_vjp], jvp=[_eigh_jvp],
+eigh = stacked("eigh", _eigh_forward, vjp=[_eigh_vjp], jvp=[_eigh_jvp],
                  multiple_results=True, none_grads_ok=True, shape_rule=_eig_shapes("eigh"))
 eigh.__doc__ = """Eigenvalues (ascending, real) and eigenvectors (columns) of the Hermitian
 (real: symmetric) matrix held in the lower triangle of ``a``, ``H(a) = tril(a, -1) +
@@ -478,7 +493,7 @@ def _eigvalsh_jvp(t, ans, a):
     return _real_part(_diag_part(matmul(_H(v), matmul(_from_lower(t), v))))
 
 
-eigvalsh = primitive("eigvalsh", _eigvalsh_forward, vjp=[_eigvalsh_vjp], jvp=[_eigvalsh_jvp],
+eigvalsh = stacked("eigvalsh", _eigvalsh_forward, vjp=[_eigvalsh_vjp], jvp=[_eigvalsh_jvp],
                      shape_rule=lambda a: _eig_shapes("eigvalsh")(a)[0])
 eigvalsh.__doc__ = """Eigenvalues (ascending, real) of the Hermitian matrix held in the lower
 triangle of ``a``, as :func:`eigh` reads it (``dw = Re diag(V^H H(dA) V)``, a lower triangular
@@ -547,7 +562,7 @@ def _qr_jvp(t, ans, a):
     return (b - matmul(q, upper), matmul(upper, r))
 
 
-qr = primitive("qr", _qr_forward, vjp=[_qr_vjp], jvp=[_qr_jvp], multiple_results=True,
+qr = stacked("qr", _qr_forward, vjp=[_qr_vjp], jvp=[_qr_jvp], multiple_results=True,
                none_grads_ok=True, shape_rule=_qr_shapes)
 qr.__doc__ = """Reduced QR factorisation ``a = Q R`` (Q: (..., m, k), R: (..., k, n),
 k = min(m, n)); derivatives for m >= n and full column rank."""
@@ -615,7 +630,7 @@ def _svd_jvp(t, ans, a):
     return (du, ds, _H(dv))
 
 
-svd = primitive("svd", _svd_forward, vjp=[_svd_vjp], jvp=[_svd_jvp], multiple_results=True,
+svd = stacked("svd", _svd_forward, vjp=[_svd_vjp], jvp=[_svd_jvp], multiple_results=True,
                 none_grads_ok=True, shape_rule=_svd_shapes)
 svd.__doc__ = """Thin SVD ``a = U diag(s) Vh`` (``full_matrices=False``); singular vector
 derivatives need distinct, nonzero singular values. For complex ``a`` each pair of singular
@@ -653,7 +668,7 @@ def _svd_full_jvp(t, ans, a):
 
 
 # numpy's default for a non-square matrix: the values and the singular values' gradient
-svd_full = primitive("svd_full", _svd_full_forward, vjp=[_svd_full_vjp], jvp=[_svd_full_jvp],
+svd_full = stacked("svd_full", _svd_full_forward, vjp=[_svd_full_vjp], jvp=[_svd_full_jvp],
                      multiple_results=True, none_grads_ok=True, shape_rule=_svd_full_shapes)
 
 
@@ -672,7 +687,7 @@ def _svdvals_jvp(t, ans, a):
     return _real_part(_diag_part(matmul(_H(u), matmul(t, _H(vh)))))
 
 
-svdvals = primitive("svdvals", _svdvals_forward, vjp=[_svdvals_vjp], jvp=[_svdvals_jvp],
+svdvals = stacked("svdvals", _svdvals_forward, vjp=[_svdvals_vjp], jvp=[_svdvals_jvp],
                     shape_rule=lambda a: _svd_shapes(a)[1])
 
 

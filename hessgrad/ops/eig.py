@@ -22,12 +22,12 @@ and depend on the normalisation, a gauge: only functions invariant to each colum
 
 import numpy as np
 
-from ..engine.registry import primitive
 from ..engine.tensor import dtype_of, shape_of
 from .core import cast
 from .decompositions import _T, _check_matrix, _conj, _diag_embed, _diag_part, _gap_inverse, \
     _guard, _row, _add, solve
 from .elementwise import absolute, equal, imag, real
+from .families import stacked
 from .linalg import matmul
 from .reduction import argmax, sum as reduce_sum
 from .shape import expand_dims
@@ -99,7 +99,7 @@ def _eig_vjp(g, ans, a):
     return ga if dtype_of(a).kind == "c" else real(ga)
 
 
-eig = primitive("eig", _eig_forward, vjp=[_eig_vjp], jvp=[_eig_jvp], multiple_results=True,
+eig = stacked("eig", _eig_forward, vjp=[_eig_vjp], jvp=[_eig_jvp], multiple_results=True,
                 none_grads_ok=True, shape_rule=_shapes("eig"))
 eig.__doc__ = """Eigenvalues ``w`` and right eigenvectors ``V`` (columns, unit norm, largest
 entry real) of a square ``a``, both complex: ``a @ V = V * w``."""
@@ -123,7 +123,7 @@ def _eigvals_vjp(g, ans, a):
     return ga if dtype_of(a).kind == "c" else real(ga)
 
 
-eigvals = primitive("eigvals", _eigvals_forward, vjp=[_eigvals_vjp], jvp=[_eigvals_jvp],
+eigvals = stacked("eigvals", _eigvals_forward, vjp=[_eigvals_vjp], jvp=[_eigvals_jvp],
                     shape_rule=_shapes("eigvals"))
 eigvals.__doc__ = """Eigenvalues of a square ``a`` (complex), in ``eig``'s order; their
 derivatives stay finite at repeated eigenvalues only where ``V`` stays invertible."""

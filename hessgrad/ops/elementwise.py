@@ -11,10 +11,14 @@ import math
 
 import numpy as np
 
-from ..engine.registry import primitive
 from ..engine.tensor import Tensor, dtype_of, shape_of
 from ..kernels import vecmath
+from ..engine.registry import ADD
 from .core import REAL_FLOATS, broadcast_to, cast, ones_like, zeros_like  # noqa: F401
+from .families import elementwise
+from .patterns import (UNKNOWN, binary, cut, elementwise_nonlinear, gram, moves, only,
+                       piecewise_linear, same, select, union)
+from .shape_rules import broadcasting
 
 LN2, LN10, PI = math.log(2.0), math.log(10.0), math.pi
 
@@ -41,52 +45,6 @@ def _checked(name, forward, names=_ARG_NAMES):
     return checked_forward
 
 
-def _static_broadcast(name, shapes, names=_ARG_NAMES):
-    """numpy's broadcast of static shapes, where a dimension may be unknown (None)."""
-    if any(s is None for s in shapes):
-        return None
-    ndim = max((len(s) for s in shapes), default=0)
-    out = []
-    for i in range(ndim):
-        dims = [s[len(s) - ndim + i] for s in shapes if len(s) - ndim + i >= 0]
-        known = {d for d in dims if d is not None and d != 1}
-        if len(known) > 1:
-            detail = ", ".join(f"{n} of shape {s}" for n, s in zip(names, shapes))
-            raise ValueError(f"{name}: operands cannot be broadcast together: {detail}")
-        if known:
-            out.append(known.pop())
-        elif None in dims:
-            out.append(None)
-        else:
-            out.append(1)
-    return tuple(out)
-
-
-def _stand_in(a):
-    """A 0-d value with the dtype ``a`` would have in the forward (Python scalars stay weak)."""
-    if isinstance(a, Tensor):
-        return np.ones((), a.dtype)
-    if a is None or isinstance(a, (bool, int, float, complex)):
-        return a
-    a = np.asarray(a)
-    return a.reshape(-1)[0].copy() if a.size else np.ones((), a.dtype)
-
-
-def _broadcast_shape_rule(name, forward, names=_ARG_NAMES):
-    """Graph-mode shape rule of a broadcasting op: a clear error at trace time, and the dtype
-    from running ``forward`` on 0-d stand-ins (cheap, and keeps numpy's promotion rules)."""
-    def rule(*inputs, **params):
-        shape = _static_broadcast(name, [shape_of(a) if a is not None else ()
-                                         for a in inputs], names)
-        try:
-            with np.errstate(all="ignore"):
-                dtype = np.result_type(forward(*[_stand_in(a) for a in inputs], **params))
-        except Exception:  # noqa: BLE001 - value-dependent failures (int ** -1): promotion
-            dtype = np.result_type(*[dtype_of(a) for a in inputs if a is not None])
-        return shape, dtype
-    return rule
-
-
 def _zero_vjp(g, ans, *args, **params):
     return zeros_like(args[0])
 
@@ -101,21 +59,21 @@ def _zero_jvp(t, ans, *args, **params):
 
 # Rules call the ops (``multiply(g, d)``) rather than operators (``g * d``): the same ops,
 # one Python layer less per gradient op in eager mode.
-def _unary(name, forward, deriv):
+def _unary(name, forward, deriv, **flags):
     """A unary op whose derivative is ``deriv(ans, x)`` (a hessgrad expression)."""
-    return primitive(name, forward, vjp=[lambda g, a, x: multiply(g, deriv(a, x))],
-                     jvp=[lambda t, a, x: multiply(t, deriv(a, x))])
+    return elementwise(name, forward, vjp=[lambda g, a, x: multiply(g, deriv(a, x))],
+                       jvp=[lambda t, a, x: multiply(t, deriv(a, x))], **flags)
 
 
 def _unary_div(name, forward, denominator):
     """A unary op whose derivative is ``1 / denominator(ans, x)``."""
-    return primitive(name, forward, vjp=[lambda g, a, x: divide(g, denominator(a, x))],
-                     jvp=[lambda t, a, x: divide(t, denominator(a, x))])
+    return elementwise(name, forward, vjp=[lambda g, a, x: divide(g, denominator(a, x))],
+                       jvp=[lambda t, a, x: divide(t, denominator(a, x))])
 
 
 def _piecewise_constant(name, forward, **flags):
     """Floor, round, sign, ...: derivative zero almost everywhere (exactly zero here)."""
-    return primitive(name, forward, vjp=[_zero_vjp], jvp=[_zero_jvp], **flags)
+    return elementwise(name, forward, vjp=[_zero_vjp], jvp=[_zero_jvp], sparsity=cut, **flags)
 
 
 def _binary_prim(name, forward, **kwargs):
@@ -123,7 +81,7 @@ def _binary_prim(name, forward, **kwargs):
     Its VJP rules may return gradients of the output's shape: the backprop core sums them
     back to each input's shape (``broadcasts``)."""
     forward = _checked(name, forward)
-    return primitive(name, forward, shape_rule=_broadcast_shape_rule(name, forward),
+    return elementwise(name, forward, shape_rule=broadcasting(name, forward),
                      broadcasts=True, **kwargs)
 
 
@@ -144,7 +102,40 @@ def _safe_divide(x, r):
 
 
 # --- arithmetic ---------------------------------------------------------------------------
-add = _binary_prim("add", np.add,
+def _product_pattern(step):
+    """x * y: each operand's dependencies meet the other's."""
+    a, b = step.broadcast(0), step.broadcast(1)
+    if a is not None and b is not None:
+        step.add_hessian(gram(a, b))
+    return union([a, b])
+
+
+def _quotient_pattern(step):
+    """x / y: linear in x; y interacts with itself and with x."""
+    a, b = step.broadcast(0), step.broadcast(1)
+    if b is None:
+        return a
+    if a is not None:
+        step.add_hessian(gram(a, b))
+    step.add_hessian(gram(b))
+    return union([a, b])
+
+
+def _power_pattern(step):
+    """x ** p for a constant p is linear where p == 1 and constant where p == 0."""
+    base, p = step.broadcast(0), step.values[1]
+    if step.deps[1] is not None or p is UNKNOWN or base is None:
+        return elementwise_nonlinear(step)
+    p = np.broadcast_to(np.asarray(p), step.out_shape).ravel()
+    if np.all(p == 1):
+        return base
+    keep = select(np.where(p == 0, -1, np.arange(len(p))), len(p))
+    curved = select(np.where((p == 0) | (p == 1), -1, np.arange(len(p))), len(p))
+    step.add_hessian(gram(binary(curved @ base)))
+    return binary(keep @ base)
+
+
+add = _binary_prim("add", np.add, role=ADD,
                    vjp=[lambda g, a, x, y: g, lambda g, a, x, y: g],
                    linear=True)
 subtract = _binary_prim("subtract", np.subtract,
@@ -153,14 +144,16 @@ subtract = _binary_prim("subtract", np.subtract,
 multiply = _binary_prim("multiply", np.multiply,
                         vjp=[lambda g, a, x, y: g * y, lambda g, a, x, y: g * x],
                         jvp=[lambda t, a, x, y: t * y,
-                             lambda t, a, x, y: t * x])
+                             lambda t, a, x, y: t * x],
+                        sparsity=_product_pattern)
 divide = _binary_prim("divide", np.true_divide,
                       vjp=[lambda g, a, x, y: g / y, lambda g, a, x, y: -g * a / y],
                       jvp=[lambda t, a, x, y: t / y,
-                           lambda t, a, x, y: -t * a / y])
+                           lambda t, a, x, y: -t * a / y],
+                      sparsity=_quotient_pattern)
 true_divide = divide
-negative = primitive("negative", np.negative, vjp=[lambda g, a, x: -g], linear=True)
-positive = primitive("positive", np.positive, vjp=[lambda g, a, x: g], linear=True)
+negative = elementwise("negative", np.negative, vjp=[lambda g, a, x: -g], linear=True)
+positive = elementwise("positive", np.positive, vjp=[lambda g, a, x: g], linear=True)
 
 
 def _pow_dx(x, y):
@@ -195,7 +188,8 @@ power = _binary_prim("power", np.power,
                      vjp=[lambda g, a, x, y: g * _pow_dx(x, y),
                           lambda g, a, x, y: g * _pow_dy(x, a)],
                      jvp=[lambda t, a, x, y: t * _pow_dx(x, y),
-                          lambda t, a, x, y: t * _pow_dy(x, a)])
+                          lambda t, a, x, y: t * _pow_dy(x, a)],
+                     sparsity=_power_pattern)
 
 
 # float_power: numpy's own loop (always float64 or complex128); power's rules apply as is.
@@ -203,22 +197,25 @@ float_power = _binary_prim("float_power", np.float_power,
                            vjp=[lambda g, a, x, y: g * _pow_dx(x, y),
                                 lambda g, a, x, y: g * _pow_dy(x, a)],
                            jvp=[lambda t, a, x, y: t * _pow_dx(x, y),
-                                lambda t, a, x, y: t * _pow_dy(x, a)])
+                                lambda t, a, x, y: t * _pow_dy(x, a)],
+                           sparsity=_power_pattern)
 
 
-square = primitive("square", np.square, vjp=[lambda g, a, x: g * (2.0 * x)],
+square = elementwise("square", np.square, vjp=[lambda g, a, x: g * (2.0 * x)],
                    jvp=[lambda t, a, x: t * (2.0 * x)])
-reciprocal = primitive("reciprocal", np.reciprocal, vjp=[lambda g, a, x: -g * a * a],
+reciprocal = elementwise("reciprocal", np.reciprocal, vjp=[lambda g, a, x: -g * a * a],
                        jvp=[lambda t, a, x: -t * a * a])
 cbrt = _unary_div("cbrt", np.cbrt, lambda a, x: 3.0 * (a * a))
 
 # floor_divide is piecewise constant; remainder/fmod are x - y * n with n piecewise constant.
 floor_divide = _binary_prim("floor_divide", np.floor_divide,
-                            vjp=[_zero_vjp, _zero_vjp_second], jvp=[_zero_jvp, _zero_jvp])
+                            vjp=[_zero_vjp, _zero_vjp_second], jvp=[_zero_jvp, _zero_jvp],
+                            sparsity=cut)
 remainder = _binary_prim(
     "remainder", np.remainder,
     vjp=[lambda g, a, x, y: g, lambda g, a, x, y: -g * floor_divide(x, y)],
-    jvp=[lambda t, a, x, y: t, lambda t, a, x, y: -t * floor_divide(x, y)])
+    jvp=[lambda t, a, x, y: t, lambda t, a, x, y: -t * floor_divide(x, y)],
+    sparsity=piecewise_linear)
 mod = remainder
 
 
@@ -230,13 +227,15 @@ def _fmod_quotient(a, x, y):
 fmod = _binary_prim(
     "fmod", np.fmod,
     vjp=[lambda g, a, x, y: g, lambda g, a, x, y: -g * _fmod_quotient(a, x, y)],
-    jvp=[lambda t, a, x, y: t, lambda t, a, x, y: -t * _fmod_quotient(a, x, y)])
+    jvp=[lambda t, a, x, y: t, lambda t, a, x, y: -t * _fmod_quotient(a, x, y)],
+    sparsity=piecewise_linear)
 
 # ldexp(x, n) = x * 2**n, exact (no overflowing 2**n is formed): linear in x; n is an integer.
 ldexp = _binary_prim(
     "ldexp", np.ldexp,
-    vjp=[lambda g, a, x, n: ldexp(g, n), None], jvp=[lambda t, a, x, n: ldexp(t, n), None])
-frexp_exponent = primitive("frexp_exponent", lambda x: np.frexp(x)[1], nondiff=True)
+    vjp=[lambda g, a, x, n: ldexp(g, n), None], jvp=[lambda t, a, x, n: ldexp(t, n), None],
+    sparsity=only(0))
+frexp_exponent = elementwise("frexp_exponent", lambda x: np.frexp(x)[1], nondiff=True)
 frexp_exponent.__doc__ = """The integer exponent ``e`` of ``x = m * 2**e`` with ``0.5 <= |m| <
 1`` (numpy.frexp's second result, a constant); the mantissa is ``ldexp(x, -e)``."""
 
@@ -245,19 +244,19 @@ frexp_exponent.__doc__ = """The integer exponent ``e`` of ``x = m * 2**e`` with 
 spacing = _piecewise_constant("spacing", np.spacing)
 nextafter = _binary_prim(
     "nextafter", np.nextafter, vjp=[lambda g, a, x, y: g, _zero_vjp_second],
-    jvp=[lambda t, a, x, y: broadcast_to(t, shape=shape_of(a)), _zero_jvp])
+    jvp=[lambda t, a, x, y: broadcast_to(t, shape=shape_of(a)), _zero_jvp], sparsity=only(0))
 
 # --- exponentials and logarithms -----------------------------------------------------------
-exp = primitive("exp", np.exp, vjp=[lambda g, a, x: g * a], jvp=[lambda t, a, x: t * a])
+exp = elementwise("exp", np.exp, vjp=[lambda g, a, x: g * a], jvp=[lambda t, a, x: t * a])
 exp2 = _unary("exp2", np.exp2, lambda a, x: a * LN2)
-log = primitive("log", np.log, vjp=[lambda g, a, x: g / x], jvp=[lambda t, a, x: t / x])
+log = elementwise("log", np.log, vjp=[lambda g, a, x: g / x], jvp=[lambda t, a, x: t / x])
 log2 = _unary_div("log2", np.log2, lambda a, x: x * LN2)
 log10 = _unary_div("log10", np.log10, lambda a, x: x * LN10)
-log1p = primitive("log1p", np.log1p, vjp=[lambda g, a, x: g / (1.0 + x)],
+log1p = elementwise("log1p", np.log1p, vjp=[lambda g, a, x: g / (1.0 + x)],
                   jvp=[lambda t, a, x: t / (1.0 + x)])
-expm1 = primitive("expm1", np.expm1, vjp=[lambda g, a, x: g * (a + 1.0)],
+expm1 = elementwise("expm1", np.expm1, vjp=[lambda g, a, x: g * (a + 1.0)],
                   jvp=[lambda t, a, x: t * (a + 1.0)])
-sqrt = primitive("sqrt", np.sqrt, vjp=[lambda g, a, x: g * 0.5 / a],
+sqrt = elementwise("sqrt", np.sqrt, vjp=[lambda g, a, x: g * 0.5 / a],
                  jvp=[lambda t, a, x: t * 0.5 / a])
 
 
@@ -269,7 +268,7 @@ def _sigmoid(x):
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
 
-sigmoid = primitive("sigmoid", _sigmoid, vjp=[lambda g, a, x: g * (a * (1.0 - a))],
+sigmoid = elementwise("sigmoid", _sigmoid, vjp=[lambda g, a, x: g * (a * (1.0 - a))],
                     jvp=[lambda t, a, x: t * (a * (1.0 - a))])
 
 
@@ -308,9 +307,9 @@ def softplus(x):
 
 
 # --- trigonometric and hyperbolic ----------------------------------------------------------
-sin = primitive("sin", np.sin, vjp=[lambda g, a, x: g * cos(x)],
+sin = elementwise("sin", np.sin, vjp=[lambda g, a, x: g * cos(x)],
                 jvp=[lambda t, a, x: t * cos(x)])
-cos = primitive("cos", np.cos, vjp=[lambda g, a, x: -g * sin(x)],
+cos = elementwise("cos", np.cos, vjp=[lambda g, a, x: -g * sin(x)],
                 jvp=[lambda t, a, x: -t * sin(x)])
 tan = _unary("tan", np.tan, lambda a, x: 1.0 + a * a)
 # (1 - x)(1 + x) instead of 1 - x*x: no cancellation near |x| = 1.
@@ -319,7 +318,7 @@ arccos = _unary_div("arccos", np.arccos, lambda a, x: -sqrt((1.0 - x) * (1.0 + x
 arctan = _unary_div("arctan", np.arctan, lambda a, x: 1.0 + x * x)
 sinh = _unary("sinh", np.sinh, lambda a, x: cosh(x))
 cosh = _unary("cosh", np.cosh, lambda a, x: sinh(x))
-tanh = primitive("tanh", vecmath.tanh,  # numpy.tanh, vectorised for large float64 arrays
+tanh = elementwise("tanh", vecmath.tanh,  # numpy.tanh, vectorised for large float64 arrays
                  vjp=[lambda g, a, x: g * (1.0 - a * a)],
                  jvp=[lambda t, a, x: t * (1.0 - a * a)])
 # hypot(x, 1) = sqrt(1 + x*x) without x*x overflow (real x; hypot has no complex loop)
@@ -370,8 +369,8 @@ sinc = _unary("sinc", np.sinc, _sinc_deriv)
 
 
 # Scalings by numpy's own constants (in float32 numpy rounds 180/pi to float32 first).
-deg2rad = primitive("deg2rad", np.deg2rad, vjp=[lambda g, a, x: deg2rad(g)], linear=True)
-rad2deg = primitive("rad2deg", np.rad2deg, vjp=[lambda g, a, x: rad2deg(g)], linear=True)
+deg2rad = elementwise("deg2rad", np.deg2rad, vjp=[lambda g, a, x: deg2rad(g)], linear=True)
+rad2deg = elementwise("rad2deg", np.rad2deg, vjp=[lambda g, a, x: rad2deg(g)], linear=True)
 radians, degrees = deg2rad, rad2deg
 
 # --- sign, magnitude, piecewise ------------------------------------------------------------
@@ -387,18 +386,25 @@ def _abs_jvp(t, a, x):
     return t * sign(x)
 
 
-absolute = primitive("absolute", np.abs, vjp=[_abs_vjp], jvp=[_abs_jvp])
-fabs = _unary("fabs", np.fabs, lambda a, x: sign(x))
+def _abs_pattern(step):
+    """|x| is piecewise linear for real x, but curved for complex x (the modulus)."""
+    if np.dtype(step.node.inputs[0].dtype).kind == "c":
+        return elementwise_nonlinear(step)
+    return same(step)
+
+
+absolute = elementwise("absolute", np.abs, vjp=[_abs_vjp], jvp=[_abs_jvp], sparsity=_abs_pattern)
+fabs = _unary("fabs", np.fabs, lambda a, x: sign(x), sparsity=same)
 sign = _piecewise_constant("sign", np.sign)
 copysign = _binary_prim(
     "copysign", np.copysign,
     vjp=[lambda g, a, x, y: g * (sign(x) * copysign(1.0, y)), _zero_vjp_second],
-    jvp=[lambda t, a, x, y: t * (sign(x) * copysign(1.0, y)), _zero_jvp])
+    jvp=[lambda t, a, x, y: t * (sign(x) * copysign(1.0, y)), _zero_jvp], sparsity=only(0))
 # heaviside(x1, x2) is 0 / x2 / 1 for x1 < 0 / == 0 / > 0: flat in x1, x2 passes at x1 == 0.
 heaviside = _binary_prim(
     "heaviside", np.heaviside,
     vjp=[_zero_vjp, lambda g, a, x, y: where(equal(x, 0.0), g, 0.0)],
-    jvp=[_zero_jvp, lambda t, a, x, y: where(equal(x, 0.0), t, 0.0)])
+    jvp=[_zero_jvp, lambda t, a, x, y: where(equal(x, 0.0), t, 0.0)], sparsity=only(1))
 
 floor = _piecewise_constant("floor", np.floor)
 ceil = _piecewise_constant("ceil", np.ceil)
@@ -434,7 +440,8 @@ def _extremum_prim(name, forward, weighted):
                         vjp=[lambda g, a, x, y: weighted(g, x, y),
                              lambda g, a, x, y: weighted(g, y, x)],
                         jvp=[lambda t, a, x, y: weighted(t, x, y),
-                             lambda t, a, x, y: weighted(t, y, x)])
+                             lambda t, a, x, y: weighted(t, y, x)],
+                        sparsity=piecewise_linear)
 
 
 maximum = _extremum_prim("maximum", np.maximum, _max_weighted)
@@ -470,10 +477,11 @@ def _clip_grad(k):
     return rule
 
 
-clip = primitive(
+clip = elementwise(
     "clip", _checked("clip", _clip_forward, ("a", "a_min", "a_max")),
     vjp=[_clip_grad(k) for k in range(3)], jvp=[_clip_grad(k) for k in range(3)], broadcasts=True,
-    shape_rule=_broadcast_shape_rule("clip", _clip_forward, ("a", "a_min", "a_max")))
+    sparsity=piecewise_linear,
+    shape_rule=broadcasting("clip", _clip_forward, ("a", "a_min", "a_max")))
 
 
 # --- complex parts (real inputs: real = conj = identity, imag = 0) ------------------------
@@ -486,9 +494,9 @@ def _imag_vjp(g, a, x):
     return g * -1j if x.dtype.kind == "c" else zeros_like(x)
 
 
-real = primitive("real", np.real, vjp=[_real_vjp], linear=True)
-imag = primitive("imag", np.imag, vjp=[_imag_vjp], linear=True)
-conjugate = primitive("conjugate", np.conjugate, vjp=[lambda g, a, x: conjugate(g)],
+real = elementwise("real", np.real, vjp=[_real_vjp], linear=True)
+imag = elementwise("imag", np.imag, vjp=[_imag_vjp], linear=True)
+conjugate = elementwise("conjugate", np.conjugate, vjp=[lambda g, a, x: conjugate(g)],
                       linear=True)
 conj = conjugate
 
@@ -501,10 +509,20 @@ def _where_vjp_y(g, a, c, x, y):
     return where(c, 0.0, g)
 
 
-where = primitive(
+_select_pattern = moves(index=lambda k: k == 0)
+
+
+def _where_pattern(step):
+    """A known condition moves elements; one computed from the data picks either branch."""
+    if step.values[0] is UNKNOWN:
+        return union([step.broadcast(1), step.broadcast(2)])
+    return _select_pattern(step)
+
+
+where = elementwise(
     "where", _checked("where", np.where, ("condition", "x", "y")),
-    vjp=[None, _where_vjp_x, _where_vjp_y], linear=True, broadcasts=True,
-    shape_rule=_broadcast_shape_rule("where", np.where, ("condition", "x", "y")))
+    vjp=[None, _where_vjp_x, _where_vjp_y], linear=True, broadcasts=True, sparsity=_where_pattern,
+    shape_rule=broadcasting("where", np.where, ("condition", "x", "y")))
 
 
 # --- comparisons, logic and floating-point classes: boolean results are constants ----------
@@ -520,12 +538,12 @@ equal = _nondiff_binary("equal", np.equal)
 not_equal = _nondiff_binary("not_equal", np.not_equal)
 logical_and = _nondiff_binary("logical_and", np.logical_and)
 logical_or = _nondiff_binary("logical_or", np.logical_or)
-logical_not = primitive("logical_not", np.logical_not, nondiff=True)
+logical_not = elementwise("logical_not", np.logical_not, nondiff=True)
 logical_xor = _nondiff_binary("logical_xor", np.logical_xor)
-isfinite = primitive("isfinite", np.isfinite, nondiff=True)
-isnan = primitive("isnan", np.isnan, nondiff=True)
-isinf = primitive("isinf", np.isinf, nondiff=True)
-signbit = primitive("signbit", np.signbit, nondiff=True)
+isfinite = elementwise("isfinite", np.isfinite, nondiff=True)
+isnan = elementwise("isnan", np.isnan, nondiff=True)
+isinf = elementwise("isinf", np.isinf, nondiff=True)
+signbit = elementwise("signbit", np.signbit, nondiff=True)
 
 
 def is_float(x):

@@ -26,10 +26,12 @@ order follow.
 
 import numpy as np
 
+from ..engine.dispatch import bind
 from ..engine.registry import primitive
 from ..engine.tensor import dtype_of, shape_of
 from .core import getitem, scatter_add
 from .elementwise import conjugate, real
+from .patterns import within_lines
 
 _SWAPPED = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
 
@@ -66,6 +68,13 @@ def _with_length(shape, axis, n):
     return tuple(shape[:axis]) + (n,) + tuple(shape[axis + 1:])
 
 
+def _fourier_batch(prim, args, flags, params, k):
+    """One operand, non-negative axes: the transformed axes move behind the batch axis."""
+    if "axes" in params:
+        return bind(prim, tuple(args), dict(params, axes=tuple(a + 1 for a in params["axes"])))
+    return bind(prim, tuple(args), dict(params, axis=params["axis"] + 1))
+
+
 # --- complex transform -----------------------------------------------------------------------
 def _fft_forward(x, axes, inverse, norm):
     transform = np.fft.ifftn if inverse else np.fft.fftn
@@ -76,8 +85,14 @@ def _fft_vjp(g, ans, x, axes, inverse, norm):
     return fft(g, axes=axes, inverse=inverse, norm=norm)
 
 
+# an output mixes its whole line along the transformed axes, nothing across the others
+_fourier_pattern = within_lines(
+    lambda params, ndim: tuple(a % ndim for a in params.get("axes", (params.get("axis"),))))
+
+
 fft = primitive(
-    "fft", _fft_forward, vjp=[_fft_vjp], linear=True,
+    "fft", _fft_forward, vjp=[_fft_vjp], linear=True, batch=_fourier_batch,
+    sparsity=_fourier_pattern,
     shape_rule=lambda x, axes, inverse, norm: (shape_of(x), np.result_type(dtype_of(x), 1j)))
 fft.__doc__ = """The discrete Fourier transform of ``x`` over the distinct non-negative
 ``axes`` (``numpy.fft.fftn``, or ``ifftn`` when ``inverse``), no padding, numpy's ``norm``."""
@@ -96,7 +111,8 @@ def _rfft_shape(x, axis, norm):
 
 
 rfft = primitive("rfft", lambda x, axis, norm: np.fft.rfft(x, axis=axis, norm=norm),
-                 vjp=[_rfft_vjp], linear=True, shape_rule=_rfft_shape)
+                 vjp=[_rfft_vjp], linear=True, shape_rule=_rfft_shape, batch=_fourier_batch,
+                 sparsity=_fourier_pattern)
 rfft.__doc__ = """The first ``n // 2 + 1`` bins of the discrete Fourier transform of the
 real ``x`` along the non-negative ``axis`` (``numpy.fft.rfft``, no padding)."""
 
@@ -126,7 +142,8 @@ def _irfft_shape(c, n, axis, norm):
 
 
 irfft = primitive("irfft", _irfft_forward, vjp=[_irfft_vjp], linear=True,
-                  shape_rule=_irfft_shape)
+                  shape_rule=_irfft_shape, batch=_fourier_batch,
+                  sparsity=_fourier_pattern)
 irfft.__doc__ = """The ``n`` real values whose ``rfft`` is the Hermitian half-spectrum ``c``
 (``n // 2 + 1`` bins along the non-negative ``axis``; ``numpy.fft.irfft``, no padding)."""
 

@@ -12,10 +12,12 @@
 
 import numpy as np
 
+from ..engine.batching import per_member
 from ..engine.registry import primitive
 from ..engine.tensor import Tensor, shape_of
 from . import elementwise as ew
 from .core import broadcast_to, cast, getitem, reshape, scatter_add, stack
+from .patterns import UNKNOWN, binary, dense_linear, moves, scatter_matrix
 
 
 class _Slot:
@@ -180,6 +182,13 @@ def _dynamic_scatter(g, *indices, template, shape):
     return _scatter_add(g, _fill(template, indices), shape)
 
 
+def _scatter_dynamic_pattern(step):
+    if any(v is UNKNOWN for v in step.values[1:]):  # indices computed from the data
+        return dense_linear(step)
+    index = _fill(step.params["template"], list(step.values[1:]))
+    return binary(scatter_matrix(step.in_shapes[0], index, step.params["shape"]) @ step.deps[0])
+
+
 getitem_dynamic = primitive(
     "getitem_dynamic", _dynamic_getitem,
     vjp=lambda g, ans, x, *indices, template: [
@@ -187,14 +196,14 @@ getitem_dynamic = primitive(
     [None] * len(indices),
     jvp=[lambda t, ans, x, *indices, template: getitem_dynamic(t, *indices,
                                                                template=template)],
-    shape_rule=_dynamic_shape)
+    shape_rule=_dynamic_shape, sparsity=moves(index=lambda k: k >= 1), batch=per_member)
 scatter_add_dynamic = primitive(
     "scatter_add_dynamic", _dynamic_scatter,
     vjp=lambda g, ans, x, *indices, template, shape: [
         getitem_dynamic(g, *indices, template=template)] + [None] * len(indices),
     jvp=[lambda t, ans, g, *indices, template, shape: scatter_add_dynamic(
         t, *indices, template=template, shape=shape)],
-    shape_rule=lambda g, *indices, template, shape: (tuple(shape), np.result_type(
+    sparsity=_scatter_dynamic_pattern, batch=per_member, shape_rule=lambda g, *indices, template, shape: (tuple(shape), np.result_type(
         g.dtype if isinstance(g, Tensor) else g)))
 
 

@@ -3,7 +3,7 @@ bit counts. Their results are integers (or booleans): constants for differentiat
 
 import numpy as np
 
-from ..engine.registry import primitive
+from .families import elementwise
 from .elementwise import _nondiff_binary as _binary
 
 gcd = _binary("gcd", np.gcd)
@@ -13,8 +13,8 @@ bitwise_or = _binary("bitwise_or", np.bitwise_or)
 bitwise_xor = _binary("bitwise_xor", np.bitwise_xor)
 left_shift = _binary("left_shift", np.left_shift)
 right_shift = _binary("right_shift", np.right_shift)
-invert = primitive("invert", np.invert, nondiff=True)
-bitwise_count = primitive("bitwise_count", np.bitwise_count, nondiff=True)
+invert = elementwise("invert", np.invert, nondiff=True)
+bitwise_count = elementwise("bitwise_count", np.bitwise_count, nondiff=True)
 
 __all__ = ["gcd", "lcm", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift",
            "right_shift", "invert", "bitwise_count"]

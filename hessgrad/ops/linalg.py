@@ -6,10 +6,16 @@ import functools
 import numpy as np
 import opt_einsum
 
+from ..engine.batching import plain_values
+from ..engine.dispatch import bind
 from ..engine.registry import PerInput, primitive
 from ..engine.tensor import dtype_of, shape_of
+from .batching import align, core_ndim, new_letter, static_shape
 from .core import REAL_FLOATS, broadcast_to, reshape, stack, sum_to, unbroadcast
 from .elementwise import conjugate
+from .patterns import UNKNOWN, broadcast_rows, contraction
+from .shape_rules import stand_in, static_broadcast
+from .reduction import sum as reduce_sum
 from .shape import expand_dims, getitem, swapaxes
 
 
@@ -61,8 +67,121 @@ def _matmul_vjp_b(g, ans, a, b):
     return unbroadcast(matmul(swapaxes(a, -1, -2), g), b)
 
 
+def _matmul_batch(prim, args, flags, params, k):
+    """Batched matmul by ops: one product where a GEMM can take the batch (a batched left
+    operand against a matrix; vectors against one matrix as the rows of a product), a
+    broadcast product of aligned operands otherwise."""
+    a, b = args
+    fa, fb = flags
+    na, nb = core_ndim(a, fa), core_ndim(b, fb)
+    if fa and not fb and nb <= 2:
+        return matmul(a, b)  # (k, ..., n, p) @ (p, m) or (p,): one product
+    if fb and not fa and na <= 2 and nb == 1:
+        # a @ v for k vectors: the rows of V a^T (a vector a: V a)
+        return matmul(b, swapaxes(a, -1, -2) if na == 2 else a)
+    if fa and fb and na == nb == 1:
+        return reduce_sum(a * b, axis=1)
+    # Vectors become matrices (a row on the left, a column on the right), the batched
+    # operands' core axes line up behind the batch axis, one broadcast matmul, and the unit
+    # axes of the vectors are dropped again.
+    if na == 1:
+        sa = static_shape(a)
+        a = reshape(a, shape=sa[:-1] + (1, sa[-1]))
+    if nb == 1:
+        sb = static_shape(b)
+        b = reshape(b, shape=sb + (1,))
+    out = matmul(*align([a, b], [fa, fb]))
+    if na == 1 or nb == 1:
+        so = static_shape(out)
+        out = reshape(out, shape=so[:-2] + ((so[-2],) if na > 1 else ()) +
+                      ((so[-1],) if nb > 1 else ()))
+    return out
+
+
+def _unit_rows(v):
+    """``j`` such that row ``r`` of the 2-D batch ``v`` is the unit vector ``e_j[r]``, or None.
+    Dense Hessians feed such blocks of basis vectors; ``A @ e_j`` is then a column of ``A``,
+    gathered instead of multiplied (the check costs one pass over ``v``)."""
+    if v.ndim != 2 or not len(v) or np.count_nonzero(v) != len(v):
+        return None
+    rows, cols = np.nonzero(v)
+    if not np.array_equal(rows, np.arange(len(v))) or not np.all(v[rows, cols] == 1):
+        return None
+    if cols[-1] - cols[0] == len(cols) - 1 and np.all(np.diff(cols) == 1):
+        return slice(int(cols[0]), int(cols[-1]) + 1)  # consecutive: a view, no copy
+    return cols
+
+
+def _matmul_batch_values(prim, args, flags, params, k):
+    """Batched matmul on arrays: a block of unit vectors against a matrix picks its columns
+    (or rows) instead of multiplying; the other cases one GEMM each where one can take the
+    batch."""
+    a, b = args
+    fa, fb = flags
+    na, nb = np.ndim(a) - fa, np.ndim(b) - fb
+    dtype = np.result_type(a, b)
+    if fb and not fa and na == 2 and nb == 1 and (j := _unit_rows(b)) is not None:
+        return a[:, j].T.astype(dtype, copy=False)     # A @ e_j = A[:, j]
+    if fa and not fb and na == 1 and nb == 2 and (j := _unit_rows(a)) is not None:
+        return b[j].astype(dtype, copy=False)          # e_j @ B = B[j]
+    if fa and not fb and nb <= 2 and na >= 1:
+        # (k, ..., n, p) @ (p, m): one GEMM over all leading rows; @ (p,): one GEMV
+        return np.matmul(a, b)
+    if fb and not fa and na == 2 and (nb == 1 or (nb == 2 and b.shape[2] == 1)):
+        # A @ v for k vectors (or (p, 1) columns): the rows of V A^T, one GEMM, no copies
+        out = np.matmul(b if nb == 1 else b[:, :, 0], a.T)
+        return out if nb == 1 else out[:, :, None]
+    if fb and not fa and na == 2 and nb == 2:
+        # A @ (k, p, m): stack the batch into the columns of one GEMM
+        out = np.matmul(a, np.moveaxis(b, 0, 1).reshape(b.shape[1], -1))
+        return np.moveaxis(out.reshape(a.shape[0], k, -1), 1, 0)
+    with plain_values():
+        return _matmul_batch(prim, args, flags, params, k)
+
+
+def _matmul_as_einsum(sa, sb):
+    """matmul as einsum over explicitly broadcast batch axes: (spec, shape_a, shape_b)."""
+    a1, b1 = len(sa) == 1, len(sb) == 1
+    ca = (1,) + tuple(sa) if a1 else tuple(sa)
+    cb = tuple(sb) + (1,) if b1 else tuple(sb)
+    batch = np.broadcast_shapes(ca[:-2], cb[:-2])
+    letters = "abcdefghijklmnopqrstuvw"[:len(batch)]
+    spec_a = letters + ("j" if a1 else "ij")
+    spec_b = letters + ("j" if b1 else "jk")
+    out = letters + ("" if a1 else "i") + ("" if b1 else "k")
+    full_a = batch + (tuple(sa) if a1 else tuple(sa[-2:]))
+    full_b = batch + (tuple(sb) if b1 else tuple(sb[-2:]))
+    return f"{spec_a},{spec_b}->{out}", full_a, full_b
+
+
+def _matmul_pattern(step):
+    sa, sb = step.in_shapes
+    spec, full_a, full_b = _matmul_as_einsum(sa, sb)
+    deps = [broadcast_rows(d, s, f) for d, s, f in zip(step.deps, (sa, sb), (full_a, full_b))]
+    values = [v if v is UNKNOWN else np.broadcast_to(v, f)
+              for v, f in zip(step.values, (full_a, full_b))]
+    return contraction(step, spec, deps, values, [full_a, full_b])
+
+
+def _matmul_shape(a, b):
+    sa, sb = shape_of(a), shape_of(b)
+    dtype = np.result_type(stand_in(a), stand_in(b))
+    if sa is None or sb is None:
+        return None, dtype
+    if not sa or not sb:
+        raise ValueError(f"matmul: operands must be at least 1-D, got shapes {sa} and {sb}")
+    ka, kb = sa[-1], sb[0] if len(sb) == 1 else sb[-2]
+    if ka is not None and kb is not None and ka != kb:
+        raise ValueError(f"matmul: contraction dimensions differ: a has shape {sa}, "
+                         f"b has shape {sb} ({ka} != {kb})")
+    batch = static_broadcast("matmul", [tuple(sa[:-2]), tuple(sb[:-2])], ("a", "b"))
+    return batch + tuple(sa[-2:-1]) + tuple(sb[-1:] if len(sb) > 1 else ()), dtype
+
+
 matmul = primitive("matmul", _check_matmul, vjp=[_matmul_vjp_a, _matmul_vjp_b],
-                   jvp=[lambda t, ans, a, b: matmul(t, b), lambda t, ans, a, b: matmul(a, t)])
+                   jvp=[lambda t, ans, a, b: matmul(t, b), lambda t, ans, a, b: matmul(a, t)],
+                   batch=_matmul_batch, batch_values=_matmul_batch_values,
+                   sparsity=_matmul_pattern, shape_rule=_matmul_shape)
 
 
 # --- einsum -------------------------------------------------------------------------------
@@ -179,8 +298,35 @@ def _einsum_jvp(k):
     return jvp
 
 
+def _einsum_batch(prim, args, flags, params, k):
+    """A subscript letter for the batch axis, in front of every batched operand's and of the
+    output's subscripts."""
+    spec = params["spec"]
+    inputs, out = spec.split("->")
+    letter = new_letter(spec)
+    terms = [letter + t if f else t for t, f in zip(inputs.split(","), flags)]
+    return bind(prim, tuple(args), dict(params, spec=",".join(terms) + "->" + letter + out))
+
+
+def _einsum_shape(*operands, spec):
+    dtype = np.result_type(*[stand_in(o) for o in operands])
+    inputs, out = spec.split("->")
+    sizes = {}
+    for term, o in zip(inputs.split(","), operands):
+        shape = shape_of(o)
+        if shape is None:
+            return None, dtype
+        for letter, d in zip(term, shape):
+            known = sizes.get(letter, 1)
+            if known == 1 or known is None and d != 1:  # size-1 axes broadcast
+                sizes[letter] = d
+    return tuple(sizes.get(letter) for letter in out), dtype
+
+
 _einsum = primitive("einsum", _einsum_forward, vjp=PerInput(_einsum_operand_vjp),
-                    jvp=PerInput(_einsum_jvp))
+                    jvp=PerInput(_einsum_jvp), batch=_einsum_batch, shape_rule=_einsum_shape,
+                    sparsity=lambda step: contraction(step, step.params["spec"], step.deps,
+                                                      step.values, step.in_shapes))
 
 
 def einsum(subscripts, *operands):

@@ -9,6 +9,10 @@ from ..engine.registry import primitive
 from ..engine.tensor import dtype_of, shape_of
 from .core import REAL_FLOATS, broadcast_to, cast, getitem, ones_like, reshape
 from .elementwise import conjugate, equal, exp, logical_not, not_equal, real, sqrt, where
+from .batching import along_axis as along_one_axis
+from .families import along_axis, reduction
+from .patterns import cumulative, reduced
+from .shape_rules import reducing, same_shape
 from .shape import concatenate, transpose
 
 
@@ -50,7 +54,7 @@ def _count(x, axis):
 
 
 # np.add.reduce is np.sum without its Python-level wrapper (a microsecond per call)
-sum = primitive(  # noqa: A001 - numpy's name
+sum = reduction(  # noqa: A001 - numpy's name
     "sum", lambda x, axis=None, keepdims=False: np.add.reduce(x, axis=axis, keepdims=keepdims),
     vjp=[lambda g, ans, x, axis=None, keepdims=False: expand_to(g, x, axis, keepdims)],
     linear=True)
@@ -64,7 +68,7 @@ def _mean(x, axis=None, keepdims=False):
     return np.mean(x, axis=axis, keepdims=keepdims)  # others, and empty slices' warning
 
 
-mean = primitive(
+mean = reduction(
     "mean", _mean,
     # divided before it is broadcast: one division per reduced element, not per input
     vjp=[lambda g, ans, x, axis=None, keepdims=False:
@@ -79,12 +83,13 @@ def _extremum_mask(ans, x, axis, keepdims):
 
 
 def _extremum(name, forward):
-    return primitive(
+    return reduction(
         name, lambda x, axis=None, keepdims=False: forward(x, axis=axis, keepdims=keepdims),
         vjp=[lambda g, ans, x, axis=None, keepdims=False:
              expand_to(g, x, axis, keepdims) * _extremum_mask(ans, x, axis, keepdims)],
         jvp=[lambda t, ans, x, axis=None, keepdims=False:
-             sum(t * _extremum_mask(ans, x, axis, keepdims), axis=axis, keepdims=keepdims)])
+             sum(t * _extremum_mask(ans, x, axis, keepdims), axis=axis, keepdims=keepdims)],
+        sparsity=reduced(nonlinear=False))  # piecewise linear
 
 
 max = _extremum("max", np.max)  # noqa: A001
@@ -105,7 +110,7 @@ def _softmax_of(ans, x, axis, keepdims):
     return exp(x - _keep(ans, x, axis, keepdims))
 
 
-logsumexp = primitive(
+logsumexp = reduction(
     "logsumexp", _logsumexp,
     vjp=[lambda g, ans, x, axis=None, keepdims=False:
          expand_to(g, x, axis, keepdims) * _softmax_of(ans, x, axis, keepdims)],
@@ -169,11 +174,12 @@ linear_recurrence = primitive(
     jvp=[lambda t, ans, a, b, axis, reverse=False: linear_recurrence(
             a, t * _shift(ans, axis, -1 if reverse else 1, 0), axis=axis, reverse=reverse),
          lambda t, ans, a, b, axis, reverse=False: linear_recurrence(
-            a, t, axis=axis, reverse=reverse)])
+            a, t, axis=axis, reverse=reverse)],
+    batch=along_one_axis(), sparsity=cumulative(nonlinear=True), shape_rule=same_shape(_recurrence))
 linear_recurrence.__doc__ = """First-order linear recurrence ``h[j] = b[j] + a[j] * h[j-1]``
 along ``axis`` (``h[j+1]`` when ``reverse``); ``a`` and ``b`` have the same shape."""
 
-cumsum = primitive(
+cumsum = along_axis(
     "cumsum", lambda x, axis: np.cumsum(x, axis=axis),
     vjp=[lambda g, ans, x, axis: _flip(cumsum(_flip(g, axis), axis=axis), axis)],
     linear=True)
@@ -186,7 +192,7 @@ def _cumprod_vjp(g, ans, x, axis):
     return _shift(ans, axis, 1, 1) * suffix
 
 
-cumprod = primitive(
+cumprod = along_axis(
     "cumprod", lambda x, axis: np.cumprod(x, axis=axis),
     vjp=[_cumprod_vjp],
     jvp=[lambda t, ans, x, axis: linear_recurrence(x, t * _shift(ans, axis, 1, 1), axis=axis)])
@@ -213,7 +219,7 @@ def exclusive_prod(x, axis):
     return transpose(out, axes=tuple(np.argsort(order)))
 
 
-prod = primitive(
+prod = reduction(
     "prod", lambda x, axis=None, keepdims=False: np.prod(x, axis=axis, keepdims=keepdims),
     vjp=[lambda g, ans, x, axis=None, keepdims=False:
          expand_to(g, x, axis, keepdims) * exclusive_prod(x, axis)],
@@ -221,23 +227,29 @@ prod = primitive(
          sum(t * exclusive_prod(x, axis), axis=axis, keepdims=keepdims)])
 
 # --- logic and indices: constants for differentiation -------------------------------------
-all = primitive(  # noqa: A001 - numpy's name
+all = reduction(  # noqa: A001 - numpy's name
     "all", lambda x, axis=None, keepdims=False: np.all(x, axis=axis, keepdims=keepdims),
     nondiff=True)
-any = primitive(  # noqa: A001 - numpy's name
+any = reduction(  # noqa: A001 - numpy's name
     "any", lambda x, axis=None, keepdims=False: np.any(x, axis=axis, keepdims=keepdims),
     nondiff=True)
-count_nonzero = primitive(
+count_nonzero = reduction(
     "count_nonzero",
     lambda x, axis=None, keepdims=False: np.asarray(
         np.count_nonzero(x, axis=axis, keepdims=keepdims)),
     nondiff=True)
-argmax = primitive(
-    "argmax", lambda x, axis=None, keepdims=False: np.argmax(x, axis=axis, keepdims=keepdims),
-    nondiff=True)
-argmin = primitive(
-    "argmin", lambda x, axis=None, keepdims=False: np.argmin(x, axis=axis, keepdims=keepdims),
-    nondiff=True)
+def _argmax(x, axis=None, keepdims=False):
+    return np.argmax(x, axis=axis, keepdims=keepdims)
+
+
+def _argmin(x, axis=None, keepdims=False):
+    return np.argmin(x, axis=axis, keepdims=keepdims)
+
+
+argmax = along_axis("argmax", _argmax, nondiff=True, axis_default=None,
+                    shape_rule=reducing(_argmax))
+argmin = along_axis("argmin", _argmin, nondiff=True, axis_default=None,
+                    shape_rule=reducing(_argmin))
 
 
 # --- statistics composed of primitives ---------------------------------------------------
@@ -280,8 +292,29 @@ def nansum(x, axis=None, keepdims=False):
     return sum(where(isnan(x), 0.0, x), axis=axis, keepdims=keepdims)
 
 
-def nanmean(x, axis=None, keepdims=False):
-    """Mean of the non-NaN entries (NaN for an all-NaN slice); derivative 0 at NaN entries."""
-    nan = isnan(x)
-    count = sum(cast(logical_not(nan), dtype=dtype_of(x)), axis=axis, keepdims=keepdims)
-    return sum(where(nan, 0.0, x), axis=axis, keepdims=keepdims) / count
+def _nan_weights(x, axis):
+    """Each entry's weight in its slice's NaN-ignoring mean: 1 / (non-NaN count), 0 at NaNs."""
+    kept = cast(logical_not(isnan(x)), dtype=dtype_of(x))
+    count = sum(kept, axis=axis, keepdims=True)
+    return kept / where(equal(count, 0.0), 1.0, count)
+
+
+def _nanmean(x, axis=None, keepdims=False):
+    x = np.asarray(x)
+    if x.dtype.kind not in "fc":
+        return np.mean(x, axis=axis, keepdims=keepdims)
+    total = np.nansum(x, axis=axis, keepdims=keepdims)
+    count = np.sum(~np.isnan(x), axis=axis, keepdims=keepdims, dtype=x.real.dtype)
+    with np.errstate(invalid="ignore", divide="ignore"):  # an all-NaN slice: NaN, no warning
+        return total / count
+
+
+nanmean = reduction(
+    "nanmean", _nanmean,
+    vjp=[lambda g, ans, x, axis=None, keepdims=False:
+         expand_to(g, x, axis, keepdims) * _nan_weights(x, axis)],
+    jvp=[lambda t, ans, x, axis=None, keepdims=False:
+         sum(t * _nan_weights(x, axis), axis=axis, keepdims=keepdims)],
+    sparsity=reduced(nonlinear=False))  # linear in the entries that are not NaN
+nanmean.__doc__ = """Mean of the non-NaN entries over ``axis`` (NaN for an all-NaN slice);
+the derivative is 0 at NaN entries."""

@@ -12,9 +12,12 @@ import operator
 
 import numpy as np
 
-from ..engine.registry import primitive
+from ..engine.registry import CONCATENATE, TRANSPOSE, primitive
 from ..engine.tensor import Tensor, dtype_of, shape_of
 from . import elementwise as ew
+from .batching import joined, static_shape
+from .patterns import MOVES
+from .shape_rules import stand_in
 from .core import broadcast_to as _broadcast_to, cast, getitem, reshape as _reshape, \
     scatter_add, stack as _stack, strong
 
@@ -28,8 +31,25 @@ def _transpose_vjp(g, ans, x, axes=None):
     return transpose(g, axes=inverse)
 
 
+def _transpose_batch(prim, args, flags, params, k):
+    (x,) = args
+    nd = len(static_shape(x)) - 1
+    axes = params.get("axes")
+    core = reversed(range(nd)) if axes is None else (a % nd for a in axes)
+    return transpose(x, axes=(0,) + tuple(a + 1 for a in core))
+
+
+def _transpose_shape(x, axes=None):
+    shape, dtype = shape_of(x), np.result_type(stand_in(x))
+    if shape is None:
+        return None, dtype
+    order = reversed(range(len(shape))) if axes is None else (a % len(shape) for a in axes)
+    return tuple(shape[a] for a in order), dtype
+
+
 transpose = primitive("transpose", lambda x, axes=None: np.transpose(x, axes),
-                      vjp=[_transpose_vjp], linear=True)
+                      vjp=[_transpose_vjp], linear=True, batch=_transpose_batch, sparsity=MOVES,
+                      shape_rule=_transpose_shape, role=TRANSPOSE)
 
 
 def _concatenate_vjp(g, ans, *xs, axis=0):
@@ -44,8 +64,22 @@ def _concatenate_vjp(g, ans, *xs, axis=0):
     return grads
 
 
+def _concatenate_shape(*xs, axis=0):
+    shapes = [shape_of(x) for x in xs]
+    if not xs or any(s is None or not s for s in shapes) or len({len(s) for s in shapes}) != 1:
+        return None, np.result_type(*[stand_in(x) for x in xs]) if xs else np.dtype(np.float64)
+    dtype = np.result_type(*[stand_in(x) for x in xs])
+    axis %= len(shapes[0])
+    joined_axis = [s[axis] for s in shapes]
+    shape = [None if len({s[i] for s in shapes}) != 1 else shapes[0][i]
+             for i in range(len(shapes[0]))]
+    shape[axis] = None if None in joined_axis else sum(joined_axis)
+    return tuple(shape), dtype
+
+
 concatenate = primitive("concatenate", lambda *xs, axis=0: np.concatenate(xs, axis=axis),
-                        vjp=_concatenate_vjp, linear=True)
+                        vjp=_concatenate_vjp, linear=True, batch=joined, sparsity=MOVES,
+                        shape_rule=_concatenate_shape, role=CONCATENATE)
 
 
 
@@ -420,22 +454,31 @@ def flip(m, axis=None):
     return getitem(m, index=index) if axes else m
 
 
+def _rot90_shape(m, k, axes):
+    shape = list(shape_of(m))
+    if k % 2:
+        shape[axes[0]], shape[axes[1]] = shape[axes[1]], shape[axes[0]]
+    return tuple(shape), dtype_of(m)
+
+
+# ``k`` quarter turns (1 to 3) in the plane of the non-negative ``axes``: linear, its
+# transpose is the turn back
+_rot90 = primitive(
+    "rot90", lambda m, k, axes: np.rot90(m, k, axes),
+    vjp=[lambda g, ans, m, k, axes: _rot90(g, k=4 - k, axes=axes)], linear=True,
+    shape_rule=_rot90_shape, sparsity=MOVES,
+    batch=lambda prim, args, flags, params, n: _rot90(
+        args[0], k=params["k"], axes=tuple(a + 1 for a in params["axes"])))
+
+
 def rot90(m, k=1, axes=(0, 1)):
     m = as_array(m, "rot90")
     ndim = len(_shape(m, "rot90", "m"))
     if len(axes) != 2:
         raise ValueError(f"rot90: len(axes) must be 2, got {axes!r}")
     a0, a1 = _axes_tuple(axes, ndim, "rot90")
-    k %= 4
-    if k == 0:
-        return m
-    if k == 2:
-        return flip(flip(m, a0), a1)
-    perm = list(range(ndim))
-    perm[a0], perm[a1] = perm[a1], perm[a0]
-    if k == 1:
-        return transpose(flip(m, a1), axes=tuple(perm))
-    return flip(transpose(m, axes=tuple(perm)), a1)
+    k = operator.index(k) % 4
+    return _rot90(m, k=k, axes=(a0, a1)) if k else m
 
 
 def pad_pairs(value, shape, name, dtype=np.int64):

@@ -7,11 +7,17 @@ concrete values). Order statistics are fixed weighted combinations of sorted val
 
 import numpy as np
 
+from ..engine.batching import broadcast, per_member
+from ..engine.dispatch import bind
 from ..engine.registry import primitive
 from ..engine.tensor import dtype_of, shape_of
 from .core import getitem, reshape
 from .elementwise import not_equal, where
+from .batching import along_axis as along_one_axis
+from .families import along_axis
+from .patterns import dense_linear, moves, within_lines
 from .reduction import kept_shape, mean, _axes
+from .shape_rules import same_shape
 from .shape import transpose
 
 
@@ -24,10 +30,15 @@ def _inverse_permutation(perm, axis):
     return inv
 
 
-argsort = primitive("argsort", lambda x, axis=-1, kind=None, stable=None:
-                    np.argsort(x, axis=axis, kind=kind, stable=stable), nondiff=True)
-inverse_permutation = primitive("inverse_permutation", _inverse_permutation, nondiff=True)
-lexsort = primitive("lexsort", lambda keys, axis=-1: np.lexsort(keys, axis=axis), nondiff=True)
+argsort = along_axis("argsort", lambda x, axis=-1, kind=None, stable=None:
+                     np.argsort(x, axis=axis, kind=kind, stable=stable), nondiff=True)
+inverse_permutation = primitive("inverse_permutation", _inverse_permutation, nondiff=True,
+                                batch=along_one_axis())
+# keys stacked on the first axis, where the batch axis would go
+lexsort = primitive("lexsort", lambda keys, axis=-1: np.lexsort(keys, axis=axis), nondiff=True,
+                    batch=per_member, shape_rule=lambda keys, axis=-1: (
+                        None if shape_of(keys) is None else tuple(shape_of(keys)[1:]),
+                        np.dtype(np.intp)))
 lexsort.__doc__ = """Indices sorting by the last key of ``keys`` (stacked along the first axis),
 ties broken by the previous keys (numpy.lexsort; a constant)."""
 inverse_permutation.__doc__ = """``inv`` with ``take_along_axis(perm, inv) == arange``
@@ -39,7 +50,8 @@ permute_along_axis = primitive(
     vjp=[lambda g, ans, x, perm, axis:
          permute_along_axis(g, inverse_permutation(perm, axis=axis), axis=axis), None],
     # not declared linear: the engine zero-fills integer inputs of linear ops
-    jvp=[lambda t, ans, x, perm, axis: permute_along_axis(t, perm, axis=axis), None])
+    jvp=[lambda t, ans, x, perm, axis: permute_along_axis(t, perm, axis=axis), None],
+    batch=along_one_axis(), sparsity=moves(index=lambda k: k == 1))
 permute_along_axis.__doc__ = """``x`` reordered along ``axis`` by the permutation ``perm``
 (an integer array of ``x``'s shape): ``out[..., i, ...] = x[..., perm[..., i, ...], ...]``."""
 
@@ -64,12 +76,26 @@ def _tie_mean(v, groups):
     return (sums / np.bincount(flat))[flat].reshape(v.shape).astype(v.dtype, copy=False)
 
 
-tie_groups = primitive("tie_groups", _tie_groups, nondiff=True)
+tie_groups = primitive("tie_groups", _tie_groups, nondiff=True, batch=along_one_axis(),
+                       shape_rule=same_shape(_tie_groups))
+
+
+def _tie_mean_batch(prim, args, flags, params, k):
+    """Batched labels are unique across the batch (tie_groups of a batch labels the whole
+    array); labels shared by the members are offset per member to keep them apart."""
+    v, groups = (a if f else broadcast(a, k) for a, f in zip(args, flags))
+    if not flags[1]:
+        count = max(int(np.prod(shape_of(args[1]), dtype=np.int64)), 1)  # labels < count
+        groups = groups + np.arange(k).reshape((k,) + (1,) * len(shape_of(args[1]))) * count
+    return bind(prim, (v, groups), params)
+
+
 # Averaging within groups is a symmetric projection: it is its own VJP and JVP.
 tie_mean = primitive(
     "tie_mean", _tie_mean,
     vjp=[lambda g, ans, v, groups: tie_mean(g, groups), None],
-    jvp=[lambda t, ans, v, groups: tie_mean(t, groups), None])
+    jvp=[lambda t, ans, v, groups: tie_mean(t, groups), None], sparsity=dense_linear,
+    batch=_tie_mean_batch, shape_rule=same_shape(_tie_mean))
 tie_mean.__doc__ = """``v`` averaged over the entries that share a label in ``groups``."""
 
 
@@ -77,14 +103,16 @@ def _sort_perm(x, axis):
     return argsort(x, axis=axis, kind="stable")
 
 
-sort = primitive(
+sort = along_axis(
     "sort", lambda x, axis=-1, kind=None, stable=None:
     np.sort(x, axis=axis, kind=kind, stable=stable),
     vjp=[lambda g, ans, x, axis=-1, kind=None, stable=None: permute_along_axis(
         tie_mean(g, tie_groups(ans, axis=axis)),
         inverse_permutation(_sort_perm(x, axis), axis=axis), axis=axis)],
     jvp=[lambda t, ans, x, axis=-1, kind=None, stable=None: tie_mean(
-        permute_along_axis(t, _sort_perm(x, axis), axis=axis), tie_groups(ans, axis=axis))])
+        permute_along_axis(t, _sort_perm(x, axis), axis=axis), tie_groups(ans, axis=axis))],
+    # piecewise linear; which element lands where depends on the data, within a line only
+    sparsity=within_lines(lambda params, ndim: (params.get("axis", -1) % ndim,)))
 sort.__doc__ = """Sort along an integer ``axis``. The derivative follows the sorting
 permutation; tied values share their slots' derivatives evenly (as ``max`` does), the
 symmetric choice between the one-sided derivatives."""

@@ -94,7 +94,7 @@ def test_hessian_in_chunks_matches_single_batch(monkeypatch):
     f = lambda x: hnp.sum(hnp.tanh(A @ x) ** 2) + hnp.sum(x ** 4)  # noqa: E731
     x = rng.standard_normal(3)
     full = hg.hessian(f)(x)
-    monkeypatch.setattr(hg.second_order, "HESSIAN_BATCH_BYTES", 1)  # one column per batch
+    monkeypatch.setattr(hg.engine.batching, "BATCH_BYTES", 1)  # one column per batch
     np.testing.assert_allclose(hg.hessian(f)(x), full, rtol=1e-12)
 
 
@@ -122,14 +122,16 @@ def test_matmul_batch_rule_gathers_unit_vectors_and_multiplies_the_rest(V):
     from hessgrad.engine.registry import get
 
     prim = get("matmul")
+
+    def rule(args, flags):  # the rule on arrays
+        return prim.batch_values(prim, args, flags, {}, len(V))
     A = np.arange(20.0).reshape(4, 5)
-    np.testing.assert_array_equal(prim.batch_rule(prim.forward, [A, V], [False, True]),
-                                  (A @ V.T).T)
+    np.testing.assert_array_equal(rule([A, V], [False, True]), (A @ V.T).T)
     B = np.arange(15.0).reshape(5, 3)
-    np.testing.assert_array_equal(prim.batch_rule(prim.forward, [V, B], [True, False]), V @ B)
+    np.testing.assert_array_equal(rule([V, B], [True, False]), V @ B)
     a = np.arange(5.0)
-    np.testing.assert_array_equal(prim.batch_rule(prim.forward, [a, V], [False, True]), V @ a)
-    np.testing.assert_array_equal(prim.batch_rule(prim.forward, [V, a], [True, False]), V @ a)
+    np.testing.assert_array_equal(rule([a, V], [False, True]), V @ a)
+    np.testing.assert_array_equal(rule([V, a], [True, False]), V @ a)
 
 
 def _looped(x):
@@ -208,8 +210,15 @@ def test_reduction_of_0d_members_with_an_axis(optimize):
 
 def test_matmul_rule_for_every_rank_combination():
     # every (batched?, rank) pair of operands, against the product member by member (some
-    # combinations ran once per member before; now all are one broadcast matmul)
-    from hessgrad.ops.batching import _matmul
+    # combinations ran once per member before; now all are one broadcast matmul): the rule on
+    # arrays, and the rule binding ops (here returning arrays)
+    from hessgrad.engine.batching import plain_values
+    from hessgrad.engine.registry import get
+    prim = get("matmul")
+
+    def by_ops(args, flags):
+        with plain_values():
+            return prim.batch(prim, args, flags, {}, k)
     k = 3
     for sa in [(4,), (2, 4), (5, 2, 4), (1, 2, 4)]:
         for sb in [(4,), (4, 3), (5, 4, 3), (2, 1, 4, 3)]:
@@ -221,9 +230,11 @@ def test_matmul_rule_for_every_rank_combination():
                                      for j in range(k)])
                 except ValueError:  # stacked dimensions that do not broadcast
                     continue
-                got = _matmul(np.matmul, [a, b], [fa, fb])
-                assert got.shape == want.shape, (sa, sb, fa, fb)
-                np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+                for rule in (by_ops, lambda args, flags: prim.batch_values(prim, args, flags,
+                                                                            {}, k)):
+                    got = rule([a, b], [fa, fb])
+                    assert got.shape == want.shape, (sa, sb, fa, fb)
+                    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
 def test_custom_gradient_results_pass_through_a_batch():

@@ -227,3 +227,17 @@ def test_gradient_with_respect_to_the_weak_scalar_casts_back(traced):
     y, g = traced(f)(X32, 0.5)
     assert y.dtype == np.float32 and g.dtype == np.float64
     assert g == np.float64(np.sum(X32))
+
+
+@pytest.mark.parametrize("constant", [np.nan, np.inf, -np.inf, 2.5])
+def test_a_python_constant_has_a_zero_tangent_even_when_not_finite(constant):
+    """A linear op's derived JVP gives a Python-number operand the tangent 0 (it was
+    ``constant * 0``: NaN for NaN or an infinity, which then poisoned every product)."""
+    x, v = np.array([0.7, 1.8, 1.2]), np.ones(3)
+    _, t = hg.jvp(lambda x: hnp.where(x > 1.5, constant, x), (x,), (v,))
+    np.testing.assert_array_equal(t, [1.0, 0.0, 1.0])
+    f = lambda x: hnp.nanmean(hnp.where(x > 1.5, constant, x)) * hnp.sum(x ** 2)  # noqa: E731
+    products = [hg.hvp(f, mode=m)(x, v) for m in ("fwd-rev", "rev-rev", "rev-fwd")]
+    assert np.isfinite(products[0]).all() or not np.isfinite(constant)
+    for p in products[1:]:
+        np.testing.assert_allclose(p, products[0], rtol=1e-14)

@@ -433,10 +433,13 @@ def test_numpy_functions_dispatch_to_hessgrad():
 def test_docstring_examples_run():
     import doctest
 
-    from hessgrad.numpy import _extras
+    from hessgrad.numpy import (_calculus, _comparisons, _floating_point, _histograms,
+                                _nan_functions, _sets, _signal_processing, _statistics)
     from hessgrad.ops import signal
-    for module in (_extras, signal):
-        failures, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    for module in (_calculus, _comparisons, _floating_point, _histograms, _nan_functions, _sets,
+                   _signal_processing, _statistics, signal):
+        failures, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS,
+                                      extraglobs={"np": np})
         assert failures == 0, module.__name__
 
 

@@ -1,4 +1,4 @@
-"""Batched ``while`` and ``cond`` (hessgrad.ops.control_flow_batching): one run for the whole
+"""Batched ``while`` and ``cond`` (their rules in hessgrad.ops.control_flow): one run for the whole
 batch equals one run per member (the fallback, which must not be taken where the batch can
 run at once), for vmap, Function.map (compiled and plan routes) and batched Hessian-vector
 products; against JAX's vmap of lax.while_loop / lax.cond / lax.scan when installed."""
@@ -8,8 +8,9 @@ import pytest
 
 import hessgrad as hg
 import hessgrad.numpy as hnp
-from hessgrad.engine.graph import Graph, Plan, run_members
-from hessgrad.ops import control_flow_batching as cfb
+from hessgrad.engine.batching import run_members
+from hessgrad.engine.graph import Graph, Plan
+from hessgrad.ops.control_flow import branches as cond_module, loops as while_module, members
 
 rng = np.random.default_rng(3)
 X = rng.standard_normal((7, 3))
@@ -19,12 +20,12 @@ X = rng.standard_normal((7, 3))
 def fallbacks(monkeypatch):
     """The control-flow ops run member by member (``run_members``), by name."""
     calls = []
-    original = cfb.run_members
 
     def spy(prim, *args, **kwargs):
         calls.append(prim.name)
-        return original(prim, *args, **kwargs)
-    monkeypatch.setattr(cfb, "run_members", spy)
+        return run_members(prim, *args, **kwargs)
+    monkeypatch.setattr(while_module, "run_members", spy)
+    monkeypatch.setattr(cond_module, "run_members", spy)
     return calls
 
 
@@ -229,24 +230,24 @@ def test_write_skips_inactive_members_and_their_indices():
     buf = np.zeros((3, 2, 2))
     idx = np.array([0, 7, 1])      # member 1 has finished: its index is past the end
     value = np.arange(6.0).reshape(3, 2)
-    with cfb._Masked(np.array([True, False, True])):
-        out = write.batch_rule(write.forward, [buf, idx, value], [True, True, True])
+    with members.Masked(np.array([True, False, True])):
+        out = write.batch_values(write, [buf, idx, value], [True, True, True], {}, 3)
     assert out is buf  # in place
     np.testing.assert_array_equal(out, [[[0, 1], [0, 0]], [[0, 0], [0, 0]],
                                         [[0, 0], [4, 5]]])
     with pytest.raises(IndexError, match="TensorArray.write"):
-        write.batch_rule(write.forward, [buf, idx, value], [True, True, True])
+        write.batch_values(write, [buf, idx, value], [True, True, True], {}, 3)
 
 
 def test_read_of_an_inactive_member_is_never_out_of_range():
     read = hg.ops.control_flow.tensor_array_read.primitive
     buf = np.arange(12.0).reshape(3, 2, 2)
     idx = np.array([1, -1, 0])
-    with cfb._Masked(np.array([True, False, True])):
-        out = read.batch_rule(read.forward, [buf, idx], [True, True])
+    with members.Masked(np.array([True, False, True])):
+        out = read.batch_values(read, [buf, idx], [True, True], {}, 3)
     np.testing.assert_array_equal(out[[0, 2]], [[2, 3], [8, 9]])
     with pytest.raises(IndexError, match="TensorArray.read"):
-        read.batch_rule(read.forward, [buf, idx], [True, True])
+        read.batch_values(read, [buf, idx], [True, True], {}, 3)
 
 
 # --- against JAX ------------------------------------------------------------------------------
@@ -304,7 +305,7 @@ def test_members_copy_a_buffer_broadcast_over_the_batch():
     write = hg.ops.control_flow.tensor_array_write.primitive
     shared = np.broadcast_to(np.zeros((2, 3)), (4, 2, 3))  # read-only
     value = np.arange(12.0).reshape(4, 3)
-    outs = run_members(write, write.forward, [shared, 1, value], [True, False, True], {})
+    outs = run_members(write, [shared, 1, value], [True, False, True], {})
     np.testing.assert_array_equal(np.stack(outs)[:, 1], value)
     assert not shared.any()
 
@@ -326,7 +327,7 @@ def test_vmap_of_fixed_trip_count_loops_never_masks(f, in_axes, args, fallbacks,
     # an unbatched predicate: the plain loop on the batch, never the masked one
     def no_mask(*a, **k):
         raise AssertionError("masked loop")
-    monkeypatch.setattr(cfb, "_masked_loop", no_mask)
+    monkeypatch.setattr(while_module, "_masked_loop", no_mask)
     mapped = hg.vmap(f, in_axes=in_axes)(*args)
     rest = args[1:]
     np.testing.assert_allclose(mapped, np.stack([np.asarray(hg.function(f)(x, *rest))

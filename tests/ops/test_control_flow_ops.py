@@ -10,7 +10,7 @@ import pytest
 import hessgrad as hg
 import hessgrad.numpy as hnp
 from hessgrad.engine.graph import Plan
-from hessgrad.ops import control_flow as cf
+from hessgrad.ops.control_flow import buffers as cf
 from hessgrad.ops.control_flow import TensorArray, cond, while_loop
 from hessgrad.testing import check_grads
 

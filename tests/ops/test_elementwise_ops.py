@@ -12,7 +12,7 @@ from hypothesis.extra import numpy as hnps
 
 import hessgrad as hg
 from hessgrad.engine.registry import PRIMITIVES
-from hessgrad.ops import elementwise as E
+from hessgrad.ops import elementwise as E, special
 from hessgrad.ops.reduction import sum as rsum
 from hessgrad.testing import check_grads
 
@@ -25,7 +25,7 @@ COVERED = {
     "floor", "ceil", "rint", "trunc", "round", "maximum", "minimum", "fmax", "fmin", "clip",
     "real", "imag", "conjugate", "where", "less", "less_equal", "greater", "greater_equal",
     "equal", "not_equal", "logical_and", "logical_or", "logical_not", "logical_xor",
-    "isfinite", "isnan", "isinf", "signbit", "float_power", "deg2rad", "rad2deg",
+    "isfinite", "isnan", "isinf", "signbit", "float_power", "deg2rad", "rad2deg", "erf",
 }
 
 rng = np.random.default_rng(7)
@@ -49,6 +49,9 @@ ROWS = [
     # arithmetic, with broadcasting, 0-d and empty operands
     ("add", E.add, (X, Y)), ("add-0d", E.add, (S0, X)), ("add-empty", E.add, (EMPTY, Y)),
     ("add-const", lambda x: E.add(x, 2.0), (X,)),
+    ("erf", special.erf, (X,)), ("erf-0d", special.erf, (S0,)),
+    ("erf-empty", special.erf, (EMPTY,)),
+    ("erf-complex", lambda z: E.real(special.erf(z)) + E.imag(special.erf(z)), (X + 0.3j * Y,)),
     ("subtract", E.subtract, (Y, X)), ("subtract-0d", E.subtract, (X, S0)),
     ("multiply", E.multiply, (X, Y)), ("multiply-0d", E.multiply, (S0, S0)),
     ("multiply-empty", E.multiply, (EMPTY, EMPTY)),

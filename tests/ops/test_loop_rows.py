@@ -1,5 +1,5 @@
 """Loops of independent iterations (``hessians``, ``map_fn``, a counter writing TensorArray
-rows) run as batched computations (:mod:`hessgrad.ops.loop_rows`): the same results as the
+rows) run as batched computations (:mod:`hessgrad.ops.control_flow.rows`): the same results as the
 step-by-step loop, which stays in charge of everything else (carried state, reads of the
 buffer, kept histories, errors)."""
 
@@ -8,7 +8,8 @@ import pytest
 from scipy.optimize import rosen_hess
 
 import hessgrad as hg
-from hessgrad.ops import control_flow, loop_rows
+from hessgrad.engine import batching
+from hessgrad.ops.control_flow import loops as control_flow, rows as loop_rows
 
 
 def rosen(x):
@@ -103,8 +104,8 @@ def test_start_limit_and_maximum_iterations(batched_runs, start, limit, maximum_
 
 @pytest.mark.parametrize("budget", [1, 7, 10, 24])
 def test_several_batches_of_one_size(batched_runs, monkeypatch, budget):
-    # Each row holds a few small intermediates: the budget (elements) bounds the batch size.
-    monkeypatch.setattr(loop_rows, "ROW_BUDGET", budget * 10)
+    # Each row holds a few small intermediates: the budget (bytes) bounds the batch size.
+    monkeypatch.setattr(batching, "BATCH_BYTES", budget * 10 * 8)
     g, x, s, lim, j, rows = rows_loop(11, 0, 11)
     x0 = np.array([0.25, 1.5, -0.75])
     out = g.run(rows, {x: x0, s: 0})

@@ -10,7 +10,8 @@ from hessgrad.testing import check_grads
 
 COVERED = {"sum", "mean", "max", "min", "logsumexp", "prod", "cumsum", "cumprod",
            "linear_recurrence", "all", "any", "count_nonzero", "argmax", "argmin", "sort",
-           "argsort", "permute_along_axis", "inverse_permutation", "tie_groups", "tie_mean"}
+           "argsort", "permute_along_axis", "inverse_permutation", "tie_groups", "tie_mean",
+           "nanmean"}
 
 rng = np.random.default_rng(42)
 X3 = rng.standard_normal((2, 3, 4))
@@ -28,6 +29,7 @@ def _with_zeros(x, where):
 ONE_ZERO = _with_zeros(X2, (1, 2))
 TWO_ZEROS = _with_zeros(X2, (np.array([0, 0]), np.array([1, 3])))  # two zeros in row 0
 ALL_ZEROS = np.zeros((2, 3))
+WITH_NANS = np.where(np.arange(24).reshape(2, 3, 4) % 5 == 1, np.nan, X3)
 PERM = np.array([[2, 0, 3, 1], [1, 3, 0, 2], [0, 1, 2, 3]])
 GROUPS = np.array([[0, 0, 1, 2], [3, 4, 4, 4], [5, 6, 7, 8]])
 
@@ -41,6 +43,9 @@ GRAD_ROWS = [
     ("sum-empty", lambda x: R.sum(x, axis=0), XE),
     ("mean-tuple-keep", lambda x: R.mean(x, axis=(0, 2), keepdims=True), X3),
     ("mean-0d", lambda x: R.mean(x), X0),
+    ("nanmean-tuple-keep", lambda x: R.nanmean(x, axis=(0, 2), keepdims=True), WITH_NANS),
+    ("nanmean-neg", lambda x: R.nanmean(x, axis=-1), WITH_NANS),
+    ("nanmean-0d", lambda x: R.nanmean(x), X0),
     ("max-axis1", lambda x: R.max(x, axis=1), X3),
     ("max-tuple-keep", lambda x: R.max(x, axis=(-1, 0), keepdims=True), X3),
     ("min-all", lambda x: R.min(x), X3),

@@ -10,7 +10,7 @@ from hessgrad.ops import core, indexing as ix, shape as S
 from hessgrad.testing import check_grads
 
 COVERED = {"getitem", "scatter_add", "getitem_dynamic", "scatter_add_dynamic", "reshape",
-           "transpose", "concatenate", "stack", "broadcast_to"}
+           "transpose", "concatenate", "stack", "broadcast_to", "rot90"}
 
 rng = np.random.default_rng(42)
 
@@ -79,6 +79,7 @@ ROWS = [
     ("roll", lambda a: S.roll(T(a) ** 2, (1, -3), (0, 1)), (r(3, 4),)),
     ("roll flat", lambda a: S.roll(T(a) ** 2, 5), (r(3, 4),)),
     ("flip/rot90", lambda a: S.rot90(S.flip(T(a) ** 2, -1), 3), (r(3, 4),)),
+    ("rot90 axes", lambda a: S.rot90(T(a) ** 2, -1, (2, 0)), (r(2, 3, 4),)),
     ("pad constant", lambda a: S.pad(T(a) ** 2, ((1, 0), (2, 1)), constant_values=2.5),
      (r(2, 3),)),
     ("pad constant tensor value", lambda a, c: S.pad(T(a) ** 2, 1, constant_values=T(c) * a[0]),

@@ -6,7 +6,8 @@ import scipy.sparse
 import scipy.sparse.linalg as sla
 from solvers_zoo import FORMS, MATRICES, CountingOperator, as_form, dense, with_spectrum
 
-from solvers import aslinearoperator_like, eigsh, lanczos, power_iteration
+from solvers import (EigshNoConvergence, aslinearoperator_like, eigsh, lanczos,
+                     power_iteration)
 
 CLUSTERED = with_spectrum(np.r_[1 + 1e-6 * np.arange(8), np.linspace(-1.0, 0.9, 112)], seed=7)
 EIG_ZOO = dict(MATRICES, clustered=CLUSTERED)
@@ -109,11 +110,20 @@ def test_eigsh_no_more_matvecs_than_arpack(name, which, k, seed):
     A = COUNT_CASES[name]
     v0 = np.random.default_rng(seed).standard_normal(A.shape[0])
     ours, theirs = CountingOperator(A), CountingOperator(A)
-    w = eigsh(ours, k=k, which=which, tol=1e-8, v0=v0, return_eigenvectors=False)
+    res = eigsh(ours, k=k, which=which, tol=1e-8, v0=v0, return_eigenvectors=False,
+                full_output=True)
     ws = sla.eigsh(theirs, k=k, which=which, tol=1e-8, v0=v0,
                    return_eigenvectors=False)
-    np.testing.assert_allclose(w, np.sort(ws), rtol=1e-7)
-    assert ours.count <= theirs.count, (ours.count, theirs.count)
+    np.testing.assert_allclose(res.eigenvalues, np.sort(ws), rtol=1e-7)
+    assert_solve_no_more_than_arpack(res, ours.count, theirs.count, k, 20)
+
+
+def assert_solve_no_more_than_arpack(res, ours, theirs, k, ncv):
+    # ARPACK stops when the pairs converge; eigsh then runs its multiplicity check
+    # (check_steps, default max(10, ncv - k), more products), which finds nothing here.
+    assert res.checked and res.missed == 0 and res.nmatvec == ours
+    assert res.nmatvec_check == max(10, ncv - k)
+    assert ours - res.nmatvec_check <= theirs, (ours, res.nmatvec_check, theirs)
 
 
 def _rosenbrock_hessian(n):
@@ -141,15 +151,17 @@ def test_eigsh_restart_no_more_matvecs_than_arpack(name, which, k, ncv):
     # Cases where the restart size counting locked pairs as converged (ARPACK's rule plus
     # two buffer vectors) took 1-12% more matvecs than ARPACK: 588 vs 576 on the
     # Rosenbrock Hessian, 151, 532 and 238 vs 146, 510 and 237 for k = 10, 184 and 74
-    # vs 178 and 71 with ncv = 2k + 1. (Now 571, 140, 481, 217, 153, 66.)
+    # vs 178 and 71 with ncv = 2k + 1. (Now 571, 140, 481, 217, 153, 66, before the check.)
     A = _rosenbrock_hessian(10_000) if name == "rosenbrock" else _spectrum(name)
     v0 = np.random.default_rng(3).standard_normal(A.shape[0])
     ours, theirs = CountingOperator(A), CountingOperator(A)
-    w = eigsh(ours, k=k, which=which, tol=1e-8, v0=v0, ncv=ncv, return_eigenvectors=False)
+    res = eigsh(ours, k=k, which=which, tol=1e-8, v0=v0, ncv=ncv, return_eigenvectors=False,
+                full_output=True)
     ws = sla.eigsh(theirs, k=k, which=which, tol=1e-8, v0=v0, ncv=ncv,
                    return_eigenvectors=False)
-    np.testing.assert_allclose(w, np.sort(ws), rtol=1e-9)
-    assert ours.count <= theirs.count, (ours.count, theirs.count)
+    np.testing.assert_allclose(res.eigenvalues, np.sort(ws), rtol=1e-9)
+    assert_solve_no_more_than_arpack(res, ours.count, theirs.count, k,
+                                     ncv or max(2 * k + 1, 20))
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -159,14 +171,22 @@ def test_eigsh_one_pair_left_after_locking(seed):
     # pair left as for k = 1 (half the basis); keeping just it and the locked pair, as
     # a restart rule for k = 2 does, stalled: 876-1009 matvecs against ARPACK's 534-726,
     # and EigshNoConvergence within condition_number_estimate's 50 restarts for most
-    # start vectors (hessgrad analyze quadratic). Now 331-360.
+    # start vectors (hessgrad analyze quadratic). Now 331-360 (ncv = 20 given, so the
+    # basis does not grow; the multiplicity check adds 18).
     A = with_spectrum(np.logspace(0.0, 3.0, 40), seed=0)
     v0 = np.random.default_rng(seed).standard_normal(40)
     ours, theirs = CountingOperator(A), CountingOperator(A)
-    w = eigsh(ours, k=2, which="BE", tol=1e-8, v0=v0, maxiter=50, return_eigenvectors=False)
+    res = eigsh(ours, k=2, which="BE", tol=1e-8, v0=v0, maxiter=50, ncv=20,
+                return_eigenvectors=False, full_output=True)
     sla.eigsh(theirs, k=2, which="BE", tol=1e-8, v0=v0, return_eigenvectors=False)
-    np.testing.assert_allclose(w, [1.0, 1000.0], rtol=1e-12)
-    assert ours.count <= theirs.count, (ours.count, theirs.count)
+    np.testing.assert_allclose(res.eigenvalues, [1.0, 1000.0], rtol=1e-12)
+    assert_solve_no_more_than_arpack(res, ours.count, theirs.count, 2, 20)
+    # With the default basis, which doubles once n products were not enough, the basis
+    # spans the whole space after 40 steps: no restarts needed beyond that.
+    grown = eigsh(A, k=2, which="BE", tol=1e-8, v0=v0, return_eigenvectors=False,
+                  full_output=True)
+    np.testing.assert_allclose(grown.eigenvalues, [1.0, 1000.0], rtol=1e-12)
+    assert grown.checked and grown.nmatvec <= 2 * 40 < res.nmatvec
 
 
 def test_eigsh_relative_tolerance_as_arpack():
@@ -300,3 +320,134 @@ def test_products_that_alias_their_input_or_reuse_a_buffer(path, monkeypatch):
     res = lanczos(aslinearoperator_like(lambda x: x, 10), 3, v0=v0)
     assert res.breakdown and res.alpha.tolist() == [1.0]
     np.testing.assert_allclose(res.Q[:, 0], v0 / np.linalg.norm(v0), rtol=1e-15)
+
+
+def ridge_plus_low_rank(n=1200, rank=100, ridge=0.01, seed=0):
+    """``ridge I + U diag(s) U^T``: ``ridge`` is an eigenvalue of multiplicity n - rank
+    (the Hessian of an L2-penalised model with fewer data rows than parameters)."""
+    rng = np.random.default_rng(seed)
+    U, _ = np.linalg.qr(rng.standard_normal((n, rank)))
+    A = ridge * np.eye(n) + (U * rng.uniform(0.2, 5.0, rank)) @ U.T
+    return (A + A.T) / 2
+
+
+RIDGE = ridge_plus_low_rank()
+
+
+@pytest.mark.parametrize("tol", [1e-10, 1e-6])
+@pytest.mark.parametrize("seed", range(3))
+def test_eigsh_finds_every_copy_of_a_multiple_eigenvalue(tol, seed):
+    # 0.01 repeats 1100 times. A Krylov space holds one copy of it (more emerge only from
+    # rounding, slowly): at tol=1e-10 eigsh used to return [0.01, 0.01, 0.324, 0.356,
+    # 0.394], as ARPACK does. The check from a fresh vector finds the missing copies.
+    res = eigsh(RIDGE, k=5, which="SA", tol=tol, rng=seed, full_output=True)
+    np.testing.assert_allclose(res.eigenvalues, np.full(5, 0.01), rtol=10 * tol)
+    assert res.success and res.checked and res.missed >= 1
+    X = res.eigenvectors
+    np.testing.assert_allclose(X.T @ X, np.eye(5), atol=1e-10)
+    # The reported residuals are those of the returned vectors (locking at tol dropped
+    # couplings, which the residuals include) and meet the tolerance.
+    true = np.linalg.norm(RIDGE @ X - X * res.eigenvalues, axis=0)
+    np.testing.assert_allclose(res.residual_norms, true, rtol=1e-6, atol=1e-15)
+    assert np.all(true <= tol * np.maximum(np.abs(res.eigenvalues), 1e-300) * (1 + 1e-9)
+                  + 1e-15 * 5.2)
+    # The top is a set of simple eigenvalues: nothing to add, the check only confirms.
+    top = eigsh(RIDGE, k=3, which="LA", tol=tol, rng=seed, full_output=True)
+    np.testing.assert_allclose(top.eigenvalues, np.linalg.eigvalsh(RIDGE)[-3:], rtol=1e-5)
+    assert top.checked and top.missed == 0
+
+
+def test_eigsh_check_finds_a_missed_copy_at_each_end_and_for_lm_and_be():
+    lam = np.r_[np.full(6, -3.0), np.linspace(-1.0, 1.0, 150), np.full(6, 4.0)]
+    A = with_spectrum(lam, seed=5)
+    for which, want in (("SA", np.full(4, -3.0)), ("LA", np.full(4, 4.0)),
+                        ("LM", np.full(4, 4.0)), ("BE", np.r_[-3.0, -3.0, 4.0, 4.0])):
+        for seed in range(3):
+            res = eigsh(A, k=4, which=which, tol=1e-8, rng=seed, full_output=True)
+            np.testing.assert_allclose(res.eigenvalues, want, atol=1e-7)
+            assert res.success and res.checked
+
+
+def test_eigsh_without_check_says_so():
+    res = eigsh(RIDGE, k=2, which="LA", tol=1e-8, rng=0, check_steps=0, full_output=True)
+    assert res.success and not res.checked and res.nmatvec_check == 0
+    assert "check skipped" in res.message
+
+
+def test_eigsh_budget_gives_converged_pairs_and_intervals_for_the_rest():
+    # A clustered bottom end (log-spaced eigenvalues): not converged in 60 products.
+    lam = np.logspace(0.0, 3.0, 300)
+    A = with_spectrum(lam, seed=1)
+    with pytest.raises(EigshNoConvergence) as info:
+        eigsh(A, k=3, which="BE", tol=1e-10, rng=0, max_matvecs=60)
+    err = info.value
+    res = err.result
+    assert not res.success and res.nmatvec == 60 and "60 matvecs" in str(err)
+    np.testing.assert_array_equal(err.ritz_values, res.eigenvalues)
+    np.testing.assert_array_equal(err.eigenvalues, res.eigenvalues[res.converged])
+    assert res.converged[-1] and not res.converged[0]   # the top converges first
+    # Each interval contains an eigenvalue; the smallest Ritz value bounds lam_min above.
+    lo, hi = res.intervals.T
+    assert all(np.any((lam >= a) & (lam <= b)) for a, b in zip(lo, hi))
+    assert res.eigenvalues[0] >= lam[0]
+    assert err.eigenvectors.shape == (300, int(res.converged.sum()))
+    # full_output returns the same partial result instead of raising.
+    same = eigsh(A, k=3, which="BE", tol=1e-10, rng=0, max_matvecs=60, full_output=True)
+    np.testing.assert_array_equal(same.eigenvalues, res.eigenvalues)
+
+
+def test_eigsh_callback_sees_progress_and_can_stop():
+    seen = []
+
+    def stop_after_two(state):
+        seen.append((state.nmatvec, state.phase, state.ritz_values.copy()))
+        if len(seen) == 2:
+            raise StopIteration
+
+    A = with_spectrum(np.logspace(0.0, 3.0, 300), seed=1)
+    res = eigsh(A, k=2, which="SA", tol=1e-10, rng=0, callback=stop_after_two,
+                full_output=True)
+    assert len(seen) == 2 and seen[0][0] < seen[1][0] and seen[0][1] == "solve"
+    assert not res.success and "StopIteration" in res.message
+    assert res.nmatvec == seen[1][0]
+
+
+def test_eigsh_warns_when_the_check_is_cut_short():
+    A = with_spectrum(np.linspace(1.0, 2.0, 100), seed=0)
+    full = eigsh(A, k=1, which="LA", rng=0, full_output=True)
+    solve = full.nmatvec - full.nmatvec_check
+    with pytest.warns(RuntimeWarning, match="check was cut short"):
+        w = eigsh(A, k=1, which="LA", rng=0, max_matvecs=solve + 2,
+                  return_eigenvectors=False)
+    np.testing.assert_allclose(w, full.eigenvalues)
+
+
+def test_eigsh_default_basis_grows_where_restarts_stall():
+    # The bottom of a log-spaced spectrum: relative gaps 3e-5 of the width. With a fixed
+    # basis of 20 this took 2586 products at n = 200 (ARPACK 2681); past n products the
+    # default basis doubles, and a basis of n spans everything.
+    lam = np.logspace(0.0, 3.0, 200)
+    A = with_spectrum(lam, seed=0)
+    res = eigsh(A, k=3, which="SA", tol=1e-10, rng=0, full_output=True)
+    np.testing.assert_allclose(res.eigenvalues, lam[:3], rtol=1e-9)
+    assert res.success and res.nmatvec <= 4 * 200          # 615
+    fixed = eigsh(A, k=3, which="SA", tol=1e-10, rng=0, ncv=20, full_output=True)
+    assert fixed.success and fixed.nmatvec > 8 * 200       # a given ncv is kept
+
+
+def test_eigsh_budget_errors():
+    with pytest.raises(ValueError, match="eigsh: check_steps must be an int >= 0"):
+        eigsh(np.eye(5), k=1, check_steps=-1)
+    with pytest.raises(ValueError, match="eigsh: max_matvecs must be an int >= 1"):
+        eigsh(np.eye(5), k=1, max_matvecs=0)
+
+
+def test_eigsh_check_vectors_do_not_follow_the_data_seed():
+    # X drawn from default_rng(0), and eigsh's rng=0: the start vector is X's first row
+    # (up to scale), in X's row space, orthogonal to the ridge's eigenspace. The check's
+    # vectors used to come from the same stream (the next rows) and found nothing.
+    X = np.random.default_rng(0).standard_normal((30, 300))
+    A = X.T @ X / 300 + 0.01 * np.eye(300)
+    res = eigsh(A, k=5, which="SA", tol=1e-10, rng=0, full_output=True)
+    np.testing.assert_allclose(res.eigenvalues, np.full(5, 0.01), rtol=1e-9)
+    assert res.missed >= 1

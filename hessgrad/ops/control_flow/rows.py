@@ -16,11 +16,11 @@ rules that ``Function.map`` and ``vmap`` use (TensorFlow's ``pfor`` does the sam
 are those of the loop, up to the rounding of batched products (a matrix product instead of
 several matrix-vector ones).
 
-Batches are bounded in memory: a batch holds at most ``ROW_BUDGET`` elements of
-intermediates at once (the plan's ``total_batched_size`` per row: every intermediate for the
-interpreter, which keeps them all; the largest set alive together for generated code, which
-frees each at its last use), so a long loop runs as several batches of one size (the last
-overlapping the one before: its rows are computed twice, the same values). The loop runs step
+Batches are bounded in memory by the batching budget (``engine.batching.members_per_chunk``,
+counting the plan's ``total_batched_size`` per row: every intermediate for the interpreter,
+which keeps them all; the largest set alive together for generated code, which frees each at
+its last use), so a long loop runs as several batches of one size (the last overlapping the
+one before: its rows are computed twice, the same values). The loop runs step
 by step instead when its history is kept (its gradient was asked for), when a row index would fall
 outside a buffer, or when the batched run raises: the step-by-step loop then reports the
 error at its iteration.
@@ -30,9 +30,10 @@ import numbers
 
 import numpy as np
 
-from ..engine.graph import Plan, constant_value
-
-ROW_BUDGET = 1 << 19  # elements of a batch's intermediates held at once (4 MB of float64)
+from ...engine.batching import members_per_chunk
+from ...engine.graph import Plan, constant_value
+from ..elementwise import add, less
+from .buffers import tensor_array_write
 
 
 class Rows:
@@ -62,7 +63,7 @@ def independent_rows(cond, body, buffers, captures):
     buffers; ``captures``: the outer tensors the node reads. ``rows_plan`` computes, from the
     body's feeds, the values the body writes (one fetch per buffer in ``Rows.buffers``)."""
     pred = cond.outputs[0]._node
-    if pred is None or pred.prim.name != "less":
+    if pred is None or pred.prim is not less.primitive:
         return None
     c = _position(cond.params, pred.inputs[0])
     if c is None or body.params[c].dtype.kind not in "iu" or body.params[c].shape != ():
@@ -76,7 +77,7 @@ def independent_rows(cond, body, buffers, captures):
     elif not _is_integer(limit):
         return None
     step = body.outputs[c]._node
-    if step is None or step.prim.name != "add" or len(step.inputs) != 2:
+    if step is None or step.prim is not add.primitive or len(step.inputs) != 2:
         return None
     j, one = step.inputs if step.inputs[0] is body.params[c] else step.inputs[::-1]
     step_size = constant_value(one)
@@ -87,7 +88,7 @@ def independent_rows(cond, body, buffers, captures):
         if k == c or out is param:
             continue
         node = out._node
-        if k not in buffers or node is None or node.prim.name != "tensor_array_write" or \
+        if k not in buffers or node is None or node.prim is not tensor_array_write.primitive or \
                 node.inputs[0] is not param or node.inputs[1] is not body.params[c] or \
                 node.params.get("dynamic"):
             return None
@@ -117,8 +118,8 @@ def run_rows(rows, rows_plan, state, captures, maximum_iterations):
         return None
     if trip:
         flags = [k == rows.counter for k in range(len(state))] + [False] * len(captures)
-        per_row = rows_plan.total_batched_size(flags)
-        size = max(1, min(trip, ROW_BUDGET // per_row))
+        size = min(trip, members_per_chunk(rows_plan.total_batched_size(flags),
+                                           max(buf.itemsize for buf in buffers)))
         try:
             for first in range(0, trip, size):
                 first = start + min(first, trip - size)  # the last batch overlaps, same size

@@ -3,7 +3,7 @@ and ``map_fn``, built from ``while_loop`` and ``TensorArray``.
 
 Eagerly they are Python loops (tapes see every op); in graph mode (``hessgrad.function``, an
 explicit ``Graph``) each is one ``while`` node whose body is traced once, so its gradients and
-Hessians are loops too (see ``hessgrad.ops.control_flow``). The sequence length is static:
+Hessians are loops too (see the package's docstring). The sequence length is static:
 the leading dimension of ``elems`` must be known when the graph is built.
 
 >>> import hessgrad as hg, numpy as np
@@ -17,11 +17,12 @@ array([2., 4.])
 
 import numpy as np
 
-from ..engine.nest import flatten, pack_as, structure_key
-from ..engine.tensor import dtype_of, shape_of
-from .control_flow import TensorArray, while_loop
-from .core import convert_to_tensor, zeros
-from .elementwise import less, subtract
+from ...engine.nest import flatten, pack_as, structure_key
+from ...engine.tensor import dtype_of, shape_of
+from ..core import convert_to_tensor, zeros
+from ..elementwise import less, subtract
+from .loops import while_loop
+from .tensor_array import TensorArray
 
 
 def _sequences(fname, elems):

@@ -7,10 +7,11 @@ import warnings
 
 import numpy as np
 
-from .graph import Graph, Plan
-from .nest import flatten, pack_as, structure_key
-from .state import THREAD
-from .tensor import Tensor, Variable, owned
+from ..compiler import compile_plan
+from ..engine.graph import Graph, Plan, dependent
+from ..engine.nest import flatten, pack_as, structure_key
+from ..engine.state import THREAD
+from ..engine.tensor import Tensor, Variable, owned
 
 _ARRAY_LEAVES = (Tensor, np.ndarray, np.generic, float, complex)
 
@@ -25,7 +26,8 @@ def _is_weak_leaf(x):
     return isinstance(x, (float, complex)) and not isinstance(x, np.generic)
 
 
-def _leaf_key(x):
+def leaf_key(x):
+    """What of one argument selects a trace: see :func:`signature_key`."""
     if isinstance(x, Variable):
         return ("V", id(x))
     if _is_weak_leaf(x):
@@ -44,7 +46,7 @@ def signature_key(args, kwargs):
     """The key that selects a call's trace: the structure of ``(args, kwargs)`` and, per leaf,
     its shape and dtype (arrays, tensors), kind (weak Python scalars) or value (the rest)."""
     leaves = flatten((args, kwargs))
-    return structure_key((args, kwargs), leaves), tuple(_leaf_key(x) for x in leaves)
+    return structure_key((args, kwargs), leaves), tuple(leaf_key(x) for x in leaves)
 
 
 def _env_flag(name, default=True):
@@ -52,24 +54,11 @@ def _env_flag(name, default=True):
     return default if value is None else value.strip().lower() not in ("0", "false", "no", "")
 
 
-# The compiler sits above the engine (it knows op names), so it registers itself here when
-# hessgrad is imported; without one, plans run as they are.
-PLAN_COMPILER = None
-
-
-def set_plan_compiler(compile_plan):
-    """Install ``compile_plan(plan, jit_kernels=...) -> runner`` (see hessgrad.compiler)."""
-    global PLAN_COMPILER
-    PLAN_COMPILER = compile_plan
-
-
 def _compile(plan, jit_kernels):
-    """The compiled runner of ``plan``, or None without a compiler or when it fails: the plan
-    then runs as it is (with a warning on failure)."""
-    if PLAN_COMPILER is None:
-        return None
+    """The compiled runner of ``plan``, or None when compiling fails: the plan then runs as
+    it is (with a warning)."""
     try:
-        return PLAN_COMPILER(plan, jit_kernels=jit_kernels)
+        return compile_plan(plan, jit_kernels=jit_kernels)
     except Exception as exc:  # noqa: BLE001 - never fail a call because optimization failed
         warnings.warn(f"hessgrad.function: graph compilation failed ({type(exc).__name__}: "
                       f"{exc}); running the uncompiled plan", RuntimeWarning, stacklevel=3)
@@ -92,7 +81,7 @@ class ConcreteFunction:
         self.inputs = []        # the indices of the leaves that are graph inputs
         self.placeholders = []  # their placeholders
         traced_leaves = []
-        # Under a capture key (engine.capture), large arrays fn reads become inputs too, after
+        # Under a capture key (tracing.capture), large arrays fn reads become inputs too, after
         # the leaves': ``lifted_slots`` says which; callers pass them as ``captures``.
         lift = THREAD.state.lift
         lifts = lift is not None and lift.tracing is None
@@ -166,7 +155,7 @@ class ConcreteFunction:
 
     def run_batched(self, leaves, batched, captures=()):
         """Outputs for leaves whose flagged members carry a leading batch axis (``captures``:
-        the lifted inputs' values, see ``engine.capture.Capture.feeds``)."""
+        the lifted inputs' values, see ``tracing.capture.Capture.feeds``)."""
         return self._pack((self.compiled or self.plan).run_batched(
             self._fed(leaves, captures), self.feed_flags(batched)))
 
@@ -177,12 +166,11 @@ class ConcreteFunction:
         key = tuple(bool(batched[i]) for i in self.inputs)
         flags = self._batched_outputs.get(key)
         if flags is None:
-            dependent = {id(p) for p, flag in zip(self.placeholders, key) if flag}
-            for node in self.graph.nodes:  # creation order: inputs before their users
-                if any(id(a) in dependent for a in node.inputs if isinstance(a, Tensor)):
-                    dependent.update(id(o) for o in node.outputs)
+            batched_ids = dependent(  # nodes in creation order: inputs before their users
+                ((map(id, n.inputs), map(id, n.outputs)) for n in self.graph.nodes),
+                {id(p) for p, flag in zip(self.placeholders, key) if flag})
             flags = self._batched_outputs[key] = [
-                isinstance(o, Tensor) and id(o) in dependent for o in self.outputs]
+                isinstance(o, Tensor) and id(o) in batched_ids for o in self.outputs]
         return flags
 
     def run_batched_outputs(self, leaves, batched, jit_kernels=True, captures=()):
@@ -266,7 +254,7 @@ class Function:
     signature is first traced and baked in; pass data that changes as arguments, or call
     :meth:`clear_cache`. (The caches hessgrad keeps on its own, in ``hessian``, ``make_hvp``
     and the like, check what ``f`` captured at every call instead: see
-    ``hessgrad.engine.capture``. Passing them a ``Function`` says its traces may be trusted.)
+    ``hessgrad.tracing.capture``. Passing them a ``Function`` says its traces may be trusted.)
 
     Arrays, tensors and Python floats and complexes become graph inputs; other Python values
     (ints, bools, strings, shapes) are baked into the trace and select it. Python floats and
@@ -284,7 +272,7 @@ class Function:
     5.0
     """
 
-    caches_traces = True  # see engine.capture.CaptureCache: the user asked for caching
+    caches_traces = True  # see tracing.capture.CaptureCache: the user asked for caching
 
     def __init__(self, fn, input_signature=None, jit_compile=None, reduce_retracing=False, *,
                  optimize=True, jit_kernels=True):

@@ -26,12 +26,12 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ..engine.graph import Graph
+from ..engine.nest import flatten, pack_as, structure_key
+from ..engine.registry import Primitive
+from ..engine.state import THREAD, Recorder
+from ..engine.tensor import ConcretizationError, Tensor, Variable
 from .function import ConcreteFunction, signature_key
-from .graph import Graph
-from .nest import flatten, pack_as, structure_key
-from .registry import Primitive
-from .state import THREAD, Recorder
-from .tensor import ConcretizationError, Tensor, Variable
 
 LIFT_SIZE = 1 << 16
 # Keys kept per call signature; a function whose key changes at every call (it draws random
