@@ -84,6 +84,14 @@ def check_like(value, like, what, role, path=""):
                          f"{tuple(shape_of(like))}, the shape of {role}{path}")
 
 
+def as_tensors(structure):
+    """``structure`` with its numpy arrays as (eager) tensors: what ``f`` is called with when
+    a transform runs it for a value, so that tensor methods (``x.at[...]``) work as they do
+    while it is differentiated."""
+    return pack_like(structure, [constant(leaf) if isinstance(leaf, np.ndarray) else leaf
+                                 for leaf in leaves_of(structure)])
+
+
 def is_plain(args):
     """Whether results go back as numpy: only for numpy arguments and a caller outside any
     tape, accumulator or trace, since inside one ``f`` may close over a tensor being

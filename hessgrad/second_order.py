@@ -7,7 +7,7 @@ selectable, and the test suite checks all of them against each other.
 
 import numpy as np
 
-from .arguments import (NonScalarOutput, check_holomorphic, check_like, check_output_dtype,
+from .arguments import (NonScalarOutput, as_tensors, check_holomorphic, check_like, check_output_dtype,
                         check_scalar, fill, group, is_plain, lift, parse_argnums, present,
                         returned, split_aux)
 from .recent import Recent
@@ -395,7 +395,8 @@ def _dense_hessian(f, argnums, structure, has_aux=False, holomorphic=False):
 
         def with_aux(*args, **kwargs):
             h = of_value(*args, **kwargs)
-            return h, returned(split_aux(f(*args, **kwargs), True, "hessian")[1], is_plain(args))
+            aux = split_aux(f(*as_tensors(args), **kwargs), True, "hessian")[1]
+            return h, returned(aux, is_plain(args))
         return with_aux
     # one trace per argument signature and capture key, reused at every x
     traced = CapturedTraces(_hvp(f, argnums, "auto", holomorphic, "hessian"), f)
@@ -413,7 +414,7 @@ def _dense_hessian(f, argnums, structure, has_aux=False, holomorphic=False):
             checker[0] = None
             return None
         if h is not None and not h.any():  # maybe no product ran (an empty pattern): check
-            _check_output(f(*args), "hessian", False)  # f's output as the products would
+            _check_output(f(*as_tensors(args)), "hessian", False)  # as the products would
         return h
 
     def structured_tensor(args, kwargs):

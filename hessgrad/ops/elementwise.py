@@ -374,16 +374,30 @@ rad2deg = elementwise("rad2deg", np.rad2deg, vjp=[lambda g, a, x: rad2deg(g)], l
 radians, degrees = deg2rad, rad2deg
 
 # --- sign, magnitude, piecewise ------------------------------------------------------------
+# At a kink the derivative is a subgradient chosen so that smooth compositions differentiate
+# right there (docs/kinks.md): |x| has slope +1 at 0 (as in JAX), so that (|x| ** 2)'' = 2 and
+# sign(x) ** 2 = 1 hold for the slopes; comparisons are constants.
+def _slope(g, x):
+    """``g`` times the slope of |x| (-1 below 0, +1 from 0 on), in ``g``'s dtype."""
+    return where(less(x, 0.0), negative(g), g)
+
+
 def _abs_vjp(g, a, x):
     if dtype_of(x).kind == "c":  # |x| is real: d|x| = real(conj(x) dx) / |x|
         return g * _safe_divide(conjugate(x), a)
-    return g * sign(x)
+    return _slope(g, x)
 
 
 def _abs_jvp(t, a, x):
     if dtype_of(x).kind == "c":
         return _safe_divide(real(conjugate(x) * t), a)
-    return t * sign(x)
+    return _slope(t, x)
+
+
+def _copysign_slope(g, x, y):
+    """``g`` times d copysign(x, y) / dx: +1 where x and y have the same sign (x = 0 counts as
+    positive, as for |x|), -1 where they differ."""
+    return where(logical_xor(less(x, 0.0), signbit(y)), negative(g), g)
 
 
 def _abs_pattern(step):
@@ -394,12 +408,13 @@ def _abs_pattern(step):
 
 
 absolute = elementwise("absolute", np.abs, vjp=[_abs_vjp], jvp=[_abs_jvp], sparsity=_abs_pattern)
-fabs = _unary("fabs", np.fabs, lambda a, x: sign(x), sparsity=same)
+fabs = elementwise("fabs", np.fabs, vjp=[lambda g, a, x: _slope(g, x)],
+                   jvp=[lambda t, a, x: _slope(t, x)], sparsity=same)
 sign = _piecewise_constant("sign", np.sign)
 copysign = _binary_prim(
     "copysign", np.copysign,
-    vjp=[lambda g, a, x, y: g * (sign(x) * copysign(1.0, y)), _zero_vjp_second],
-    jvp=[lambda t, a, x, y: t * (sign(x) * copysign(1.0, y)), _zero_jvp], sparsity=only(0))
+    vjp=[lambda g, a, x, y: _copysign_slope(g, x, y), _zero_vjp_second],
+    jvp=[lambda t, a, x, y: _copysign_slope(t, x, y), _zero_jvp], sparsity=only(0))
 # heaviside(x1, x2) is 0 / x2 / 1 for x1 < 0 / == 0 / > 0: flat in x1, x2 passes at x1 == 0.
 heaviside = _binary_prim(
     "heaviside", np.heaviside,

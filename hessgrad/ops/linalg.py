@@ -133,8 +133,8 @@ def _matmul_batch_values(prim, args, flags, params, k):
         return out if nb == 1 else out[:, :, None]
     if fb and not fa and na == 2 and nb == 2:
         # A @ (k, p, m): stack the batch into the columns of one GEMM
-        out = np.matmul(a, np.moveaxis(b, 0, 1).reshape(b.shape[1], -1))
-        return np.moveaxis(out.reshape(a.shape[0], k, -1), 1, 0)
+        out = np.matmul(a, np.moveaxis(b, 0, 1).reshape(b.shape[1], k * b.shape[2]))
+        return np.moveaxis(out.reshape(a.shape[0], k, b.shape[2]), 1, 0)
     with plain_values():
         return _matmul_batch(prim, args, flags, params, k)
 

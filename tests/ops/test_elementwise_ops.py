@@ -286,7 +286,9 @@ def test_heaviside_passes_the_gradient_to_x2_where_x1_is_zero():
 
 
 def test_copysign_and_abs_at_zero():
-    assert grad1(E.absolute)(0.0) == 0.0
+    # the slope of |x| at 0 is +1 (docs/kinks.md: smooth compositions stay right there)
+    assert grad1(E.absolute)(0.0) == 1.0 and grad1(E.absolute)(-0.0) == 1.0
+    assert hg.grad(lambda a: E.copysign(a, -2.0))(0.0) == -1.0
     assert hg.grad(lambda a: E.copysign(a, -2.0))(3.0) == -1.0
     assert hg.grad(lambda a: E.copysign(a, -2.0))(-3.0) == 1.0
     assert hg.grad(lambda b: E.copysign(3.0, b))(-2.0) == 0.0
