@@ -27,3 +27,16 @@ _register("_hessgrad_tests_objectives_fd", _OBJECTIVES / "fd.py")
 @pytest.fixture(autouse=True)
 def _doctest_numpy(doctest_namespace):
     doctest_namespace["np"] = numpy
+
+
+def pytest_collection_modifyitems(config, items):
+    """The docstring examples that solve with IPOPT need the optional cyipopt: skipped, with
+    the reason, where it is not installed (the tests mark themselves)."""
+    solving = [item for item in items if item.name == "hessgrad.ipopt.minimize"]
+    if not solving:
+        return
+    from hessgrad.ipopt import available
+    if not available():
+        skip = pytest.mark.skip(reason="cyipopt is not installed: pip install -e '.[ipopt]'")
+        for item in solving:
+            item.add_marker(skip)

@@ -34,6 +34,7 @@ from .sparse import SparseHessian, SparseJacobian, sparse_hessian, sparse_jacobi
 from .sparsity import hessian_sparsity, jacobian_sparsity
 from . import numpy  # noqa: E402,F401 - the numpy-compatible namespace
 from . import scipy, testing  # noqa: E402,F401
+from . import ipopt  # noqa: E402,F401 - IPOPT driver (cyipopt imported when a solve starts)
 from . import problems  # noqa: E402,F401 - built-in objectives
 
 __version__ = "0.1.0"

@@ -16,9 +16,10 @@ import numpy as np
 import scipy.sparse as sp
 
 
-def _star_loop(indptr, indices, order, n):
+def _star_loop(indptr, indices, order, n, limit):
     color = np.full(n, -1, np.int64)
     forbidden = np.full(n + 1, -1, np.int64)
+    members = np.zeros(n + 1, np.int64)  # vertices per color
     for v in order:
         for p in range(indptr[v], indptr[v + 1]):
             w = indices[p]
@@ -36,9 +37,10 @@ def _star_loop(indptr, indices, order, n):
                     x = indices[q]
                     if x != v and x != w and color[x] >= 0:
                         forbidden[color[x]] = v
-            else:
+            elif members[cw] > 1:
                 # v - w - x - y would use two colors if v took x's color while x already
-                # has a neighbor y != w colored like w.
+                # has a neighbor y != w colored like w (none when w is alone in its color:
+                # a dense row's vertex costs nothing here).
                 for q in range(indptr[w], indptr[w + 1]):
                     x = indices[q]
                     if x == v or x == w:
@@ -54,32 +56,62 @@ def _star_loop(indptr, indices, order, n):
         c = 0
         while forbidden[c] == v:
             c += 1
+        if c > limit:        # more colors than an earlier order needed: give up
+            return color, False
         color[v] = c
-    return color
+        members[c] += 1
+    return color, True
 
 
-def _greedy_loop(indptr, indices, order, n):
+def _distance2_loop(row_ptr, row_idx, col_ptr, col_idx, order, n, limit):
+    """Greedy distance-2 coloring of the columns of ``A`` (CSR ``row_*``, CSC ``col_*``):
+    column ``v`` avoids the colors of every column sharing a row with it. The work is the
+    sum over rows of their squared lengths, with no column-by-column product formed."""
     color = np.full(n, -1, np.int64)
     forbidden = np.full(n + 1, -1, np.int64)
     for v in order:
-        for p in range(indptr[v], indptr[v + 1]):
-            w = indices[p]
-            if w != v and color[w] >= 0:
-                forbidden[color[w]] = v
+        for p in range(col_ptr[v], col_ptr[v + 1]):
+            r = col_idx[p]
+            for q in range(row_ptr[r], row_ptr[r + 1]):
+                w = row_idx[q]
+                if w != v and color[w] >= 0:
+                    forbidden[color[w]] = v
         c = 0
         while forbidden[c] == v:
             c += 1
+        if c > limit:        # more colors than an earlier order needed: give up
+            return color, False
         color[v] = c
-    return color
+    return color, True
+
+
+def _distance2_degree_loop(row_ptr, row_idx, col_ptr, col_idx, n):
+    """Per column: the number of columns sharing a row with it, itself included (the degree
+    in the graph of ``A^T A``, whose diagonal holds the nonempty columns)."""
+    degree = np.zeros(n, np.int64)
+    mark = np.full(n, -1, np.int64)
+    for v in range(n):
+        d = 0
+        for p in range(col_ptr[v], col_ptr[v + 1]):
+            r = col_idx[p]
+            for q in range(row_ptr[r], row_ptr[r + 1]):
+                w = row_idx[q]
+                if mark[w] != v:
+                    mark[w] = v
+                    d += 1
+        degree[v] = d
+    return degree
 
 
 try:
     import numba as _numba
 
     _star_kernel = _numba.njit(cache=True, nogil=True)(_star_loop)
-    _greedy_kernel = _numba.njit(cache=True, nogil=True)(_greedy_loop)
+    _distance2_kernel = _numba.njit(cache=True, nogil=True)(_distance2_loop)
+    _distance2_degree_kernel = _numba.njit(cache=True, nogil=True)(_distance2_degree_loop)
 except ImportError:  # pragma: no cover - numba is optional
-    _star_kernel, _greedy_kernel = _star_loop, _greedy_loop
+    _star_kernel = _star_loop
+    _distance2_kernel, _distance2_degree_kernel = _distance2_loop, _distance2_degree_loop
 
 ORDERS = ("natural", "largest_first", "best")
 
@@ -94,21 +126,27 @@ def _adjacency(pattern, what):
             pattern.shape[0])
 
 
-def _orders(indptr, n, order, what):
+def _orders(indptr, n, order, what, degree=None):
     if order not in ORDERS:
         raise ValueError(f"{what}: order must be one of {ORDERS}, got {order!r}")
     natural = np.arange(n, dtype=np.int64)
-    degree = np.diff(indptr)
+    if order == "natural":
+        return [natural]
+    degree = np.diff(indptr) if degree is None else degree()
     largest = np.argsort(-degree, kind="stable").astype(np.int64)
-    return {"natural": [natural], "largest_first": [largest],
-            "best": [natural, largest]}[order]
+    return {"largest_first": [largest], "best": [natural, largest]}[order]
 
 
-def _best(kernel, indptr, indices, n, orders):
-    best = None
-    for o in orders:
-        colors = kernel(indptr, indices, o, n) if n else np.zeros(0, np.int64)
-        if best is None or (colors.max(initial=-1) < best.max(initial=-1)):
+def _best(kernel, arrays, n, orders):
+    """The coloring with the fewest colors over ``orders`` (the first on ties). The last
+    order runs first; the others give up as soon as they need more colors than it did
+    (an order that colors a dense vertex last would need about one color per vertex)."""
+    if not n:
+        return np.zeros(0, np.int64)
+    best, finished = kernel(*arrays, orders[-1], n, n)
+    for o in orders[:-1]:
+        colors, finished = kernel(*arrays, o, n, best.max())
+        if finished:
             best = colors
     return best
 
@@ -131,12 +169,24 @@ def star_coloring(pattern, order="best"):
     array([0, 1, 0, 2, 0, 1])
     """
     indptr, indices, n = _adjacency(pattern, "star_coloring")
-    return _best(_star_kernel, indptr, indices, n, _orders(indptr, n, order, "star_coloring"))
+    return _best(_star_kernel, (indptr, indices), n,
+                 _orders(indptr, n, order, "star_coloring"))
 
 
 def column_coloring(pattern, order="best"):
     """Colors of the columns of ``pattern`` such that no two columns of one color have a
-    nonzero in the same row (so ``A = (A S)[:, color]`` entry by entry).
+    nonzero in the same row (so ``A = (A S)[:, color]`` entry by entry): a greedy
+    distance-2 coloring on the rows and columns directly (``A^T A`` is never formed, so a
+    dense row costs its length squared in time, not in memory).
+
+    Args:
+        pattern: sparse or dense matrix; its nonzeros are the entries.
+        order: "natural", "largest_first" (by the number of columns sharing a row) or
+            "best" (both, fewer colors wins).
+    Returns:
+        An int64 array: the color (0, 1, ...) of every column.
+    Raises:
+        ValueError: ``order`` is unknown.
 
     >>> import numpy as np
     >>> from hessgrad.coloring import column_coloring
@@ -144,10 +194,18 @@ def column_coloring(pattern, order="best"):
     array([0, 1, 0, 1])
     """
     a = sp.csr_matrix(pattern, dtype=bool)
-    gram = sp.csr_matrix(a.T.astype(np.float32) @ a.astype(np.float32), dtype=bool)
-    indptr, indices, n = _adjacency(gram, "column_coloring")
-    return _best(_greedy_kernel, indptr, indices, n,
-                 _orders(indptr, n, order, "column_coloring"))
+    a.sum_duplicates()
+    a.sort_indices()
+    at = sp.csr_matrix(a.T)           # CSC of a, as CSR of its transpose
+    at.sort_indices()
+    arrays = (a.indptr.astype(np.int64), a.indices.astype(np.int64),
+              at.indptr.astype(np.int64), at.indices.astype(np.int64))
+    n = a.shape[1]
+
+    def degree():
+        return _distance2_degree_kernel(*arrays, n) if n else np.zeros(0, np.int64)
+    return _best(_distance2_kernel, arrays, n,
+                 _orders(None, n, order, "column_coloring", degree))
 
 
 def seed_matrix(colors, dtype=np.float64):

@@ -14,6 +14,11 @@ quadratic      ``x^T A x / 2 - b^T x`` with ``A = Q diag(lambdas) Q^T``         
 saddle         ``x^T S x / 2 + sum(x^4) / 4`` at its saddle point ``x = 0``      50
 =============  ==============================================================  ==========
 
+Constrained problems (``min f(x) s.t. cl <= c(x) <= cu, lb <= x <= ub``: Hock-Schittkowski,
+optimal control, PDE-constrained, ... with known optima) have their own registry,
+``problems.constrained`` (:mod:`hessgrad.problems_constrained`): ``constrained.names()``,
+``constrained.get("hs071")``.
+
 >>> from hessgrad import problems
 >>> problems.names()
 ['logistic', 'mlp', 'quadratic', 'rosenbrock', 'saddle']
@@ -30,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Problem", "get", "names", "describe"]
+__all__ = ["Problem", "get", "names", "describe", "constrained"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -352,3 +357,6 @@ def _saddle(n, seed, negative=3):
                               "grad": lambda x: S @ x + x ** 3,
                               "hvp": lambda x, v: S @ v + 3 * x ** 2 * v,
                               "hessian": lambda x: S + np.diag(3 * x ** 2)})
+
+
+from . import problems_constrained as constrained  # noqa: E402 - the constrained registry

@@ -1,12 +1,15 @@
-"""SciPy adapters: callbacks for ``scipy.optimize.minimize`` and a ``LinearOperator``."""
+"""SciPy adapters: callbacks for ``scipy.optimize.minimize`` (an objective, and constraints
+with exact sparse Jacobians and Hessians for ``trust-constr``) and a ``LinearOperator``."""
 
 import numpy as np
+from scipy.optimize import NonlinearConstraint
 
+from . import numpy as _hnp
 from .engine.nest import flatten
 from .hessian_matrix import hessian
 from .operators import HessianOperator
 from .second_order import hvp
-from .sparse import sparse_hessian as _sparse_hessian
+from .sparse import SparseHessian, SparseJacobian, sparse_hessian as _sparse_hessian
 from .tracing.capture import CapturedTraces
 from .transforms import value_and_grad
 
@@ -153,6 +156,114 @@ def objective(f, **options):
     """SciPy callbacks (``fun``, ``jac``, ``hess``, ``hessp``) for scalar ``f`` (see
     :class:`Objective`)."""
     return Objective(f, **options)
+
+
+def _flat(c):
+    def flat(x):
+        return _hnp.ravel(c(x))
+    return flat
+
+
+def _weighted(c):
+    def weighted(x, v):
+        return _hnp.sum(v * _hnp.ravel(c(x)))
+    return weighted
+
+
+class Constraint(NonlinearConstraint):
+    """A ``scipy.optimize.NonlinearConstraint`` ``lb <= c(x) <= ub`` with exact sparse
+    derivatives: ``jac(x)`` is the Jacobian of ``c`` (output flattened) and ``hess(x, v)``
+    the Hessian of ``v @ c(x)``, both ``scipy.sparse.csr_matrix`` built by
+    :func:`hessgrad.sparse_jacobian` and :func:`hessgrad.sparse_hessian` (pattern detected
+    from the traced graph, colored, one batched product per call; the multipliers ``v`` are
+    an argument of the traced Hessian, so one pattern and one coloring serve every ``v``).
+    ``fun(x)`` runs a traced program of ``c``. Built by :func:`constraint`.
+
+    Every call checks what ``c`` reads from outside its arguments (one eager run of ``c``;
+    see "What is cached" in the README); pass a ``hessgrad.function`` to skip that check.
+
+    Attributes:
+        function: the user's ``c``.
+        jacobian: the :class:`hessgrad.SparseJacobian` of ``c`` (``.info(x)``: colors).
+        hessian: the :class:`hessgrad.SparseHessian` of ``v @ c(x)`` (called with ``x, v``).
+        nfev, njev, nhev: the number of calls of ``fun``, ``jac`` and ``hess``.
+    """
+
+    def __init__(self, c, lb, ub, keep_feasible=False):
+        if not callable(c):
+            raise TypeError(f"constraint: c must be callable, got {type(c).__name__}")
+        self.function = c
+        self.jacobian = SparseJacobian(c)
+        self.hessian = SparseHessian(_weighted(c))
+        self._flat = _flat(c)
+        self._traced = CapturedTraces(self._flat, c)
+        self.nfev = self.njev = self.nhev = 0
+        super().__init__(self._value, lb, ub, jac=self._jac, hess=self._hess,
+                         keep_feasible=keep_feasible)
+
+    def _value(self, x):
+        self.nfev += 1
+        x = _float_point(x, "constraint.fun")
+        cap = self._traced.check((x,), {})
+        concrete = self._traced.concrete(cap, (x,), {})
+        if concrete is None:  # not traceable (Python control flow on values): eager
+            out = self._flat(x)
+        else:
+            out = concrete(flatten(((x,), {})), False, cap.feeds(concrete))
+        return np.asarray(out, dtype=np.float64).reshape(-1)
+
+    def _jac(self, x):
+        self.njev += 1
+        return self.jacobian(_float_point(x, "constraint.jac"))
+
+    def _hess(self, x, v):
+        self.nhev += 1
+        x = _float_point(x, "constraint.hess")
+        v = np.asarray(v, dtype=np.float64).reshape(-1)
+        return self.hessian(x, v)
+
+
+def _float_point(x, what):
+    x = np.asarray(x)
+    if x.dtype.kind not in "fiub":
+        raise TypeError(f"{what}: x must be a real array, got dtype {x.dtype} "
+                        f"(shape {x.shape})")
+    return x.astype(np.float64, copy=False)
+
+
+def constraint(c, lb, ub, keep_feasible=False):
+    """The constraint ``lb <= c(x) <= ub`` for ``scipy.optimize.minimize`` (``trust-constr``,
+    also SLSQP and COBYQA, which use ``fun`` and ``jac``) with exact sparse derivatives.
+
+    Args:
+        c: ``c(x)`` written with ``hessgrad.numpy``, returning an array (flattened: ``m``
+            constraints) or a scalar.
+        lb, ub: bounds, scalars or arrays broadcastable to ``(m,)``; ``lb == ub`` for
+            equalities, ``-np.inf`` / ``np.inf`` for one-sided ones.
+        keep_feasible: as ``NonlinearConstraint``'s.
+    Returns:
+        A :class:`Constraint` (a ``NonlinearConstraint``): ``jac(x)`` an ``(m, n)`` and
+        ``hess(x, v)`` an ``(n, n)`` ``scipy.sparse.csr_matrix``. Pass it to
+        :func:`hessgrad.ipopt.minimize` as well.
+    Raises:
+        TypeError: ``c`` is not callable.
+
+    >>> import hessgrad as hg
+    >>> import hessgrad.numpy as hnp
+    >>> from scipy.optimize import minimize
+    >>> obj = hg.scipy.objective(lambda x: hnp.sum(x), sparse_hessian=True)
+    >>> circle = hg.scipy.constraint(lambda x: hnp.sum(x ** 2), 1.0, 1.0)
+    >>> circle.jac(np.array([1.0, 2.0])).toarray()
+    array([[2., 4.]])
+    >>> circle.hess(np.array([1.0, 2.0]), np.array([3.0])).toarray()
+    array([[6., 0.],
+           [0., 6.]])
+    >>> res = minimize(obj.fun, np.array([1.0, 0.0]), jac=obj.jac, hess=obj.hess,
+    ...                method="trust-constr", constraints=[circle])
+    >>> np.round(res.x, 5)
+    array([-0.70711, -0.70711])
+    """
+    return Constraint(c, lb, ub, keep_feasible=keep_feasible)
 
 
 def hessian_operator(f, x, args=()):

@@ -73,9 +73,9 @@ class _Compressed:
     """A traced product ``p(x, *args, u)`` run with ``u`` batched along a leading axis
     (compiled: a few colors run the fused graph per color), traced under a capture key."""
 
-    def __init__(self, product, x, args, u_shape, once=False):
+    def __init__(self, product, x, args, u_shape, once=False, jit_kernels=True):
         self.concrete = ConcreteFunction(product, (x, *args, np.zeros(u_shape, x.dtype)), {},
-                                         jit_kernels=not once)
+                                         jit_kernels=jit_kernels and not once)
 
     def __call__(self, x, args, batch, cap):
         if all(type(a) is np.ndarray for a in args):
@@ -93,6 +93,33 @@ def _flat_positions(plan):
         rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(pattern.indptr))
         plan["flat"] = rows * n + pattern.indices
     return plan["flat"]
+
+
+def _coordinates(pattern):
+    """``(rows, cols)`` of the stored entries of the CSR ``pattern``, in its order."""
+    rows = np.repeat(np.arange(pattern.shape[0], dtype=np.int64), np.diff(pattern.indptr))
+    return rows, pattern.indices.astype(np.int64)
+
+
+TRIANGLES = (None, "lower")
+
+
+def _triangle(plan, triangle, what):
+    """``(positions, rows, cols)``: the entries of the plan's pattern that ``triangle`` keeps
+    (all of them for None, those with ``row >= col`` for "lower"), positions in CSR order."""
+    if triangle not in TRIANGLES:
+        raise ValueError(f"{what}: triangle must be None or 'lower', got {triangle!r}")
+    cached = plan.get(("triangle", triangle))
+    if cached is None:
+        rows, cols = _coordinates(plan["pattern"])
+        keep = np.arange(len(rows)) if triangle is None else np.flatnonzero(rows >= cols)
+        cached = plan[("triangle", triangle)] = (keep, rows[keep], cols[keep])
+    return cached
+
+
+def _max_row_count(pattern):
+    """The largest number of stored entries in one row (0 for an empty pattern)."""
+    return int(np.diff(pattern.indptr).max(initial=0))
 
 
 class _PlanCache:
@@ -120,7 +147,7 @@ class SparseHessian(_PlanCache):
     """
 
     def __init__(self, f, *, method="trace", coloring="star", dense_threshold=DENSE_THRESHOLD,
-                 probes=2, seed=0, budget=None):
+                 probes=2, seed=0, budget=None, jit_kernels=True):
         _check("sparse_hessian", method, coloring, dense_threshold, probes)
         _check_callable(f, "sparse_hessian")
         super().__init__(f)
@@ -129,6 +156,7 @@ class SparseHessian(_PlanCache):
         self.dense_threshold = float(dense_threshold)
         self.probes = int(probes)
         self.seed = seed
+        self.jit_kernels = bool(jit_kernels)
         self.nhvp = 0
         self._budget = budget  # n -> entry budget of the detection (None: sparsity's default)
 
@@ -150,7 +178,10 @@ class SparseHessian(_PlanCache):
         if plan["dense"]:
             plan["ncolors"] = n
             return plan
-        if self.coloring == "star":
+        if pattern.nnz == n * n:   # every pair interacts: one color per variable
+            colors = np.arange(n, dtype=np.int64)
+            index = _coloring.column_recovery_index(pattern, colors)
+        elif self.coloring == "star":
             colors = _coloring.star_coloring(pattern)
             index = _coloring.star_recovery_index(pattern, colors)
         else:
@@ -163,7 +194,8 @@ class SparseHessian(_PlanCache):
             _coloring.seed_matrix(colors, x.dtype)[:, :plan["ncolors"]].T).reshape(
                 (plan["ncolors"],) + x.shape)
         if plan["ncolors"]:
-            plan["product"] = _Compressed(_hvp(self.f), x, args, x.shape, once)
+            plan["product"] = _Compressed(_hvp(self.f), x, args, x.shape, once,
+                                          self.jit_kernels)
         return plan
 
     def _probe(self, x, args, traced, cap, once):
@@ -244,6 +276,49 @@ class SparseHessian(_PlanCache):
         out = scatter_add(entries, index=_flat_positions(plan), shape=(n * n,))
         return reshape(out, shape=x.shape + x.shape)
 
+    def structure(self, x, *args, triangle=None):
+        """``(rows, cols)``: the int64 coordinates of the entries that :meth:`values`
+        returns, fixed for ``x``'s shape, dtype and argument signature (the order of the
+        pattern's CSR storage; ``triangle="lower"`` keeps those with ``row >= col``, the
+        layout IPOPT asks for).
+
+        >>> import hessgrad as hg
+        >>> import hessgrad.numpy as hnp
+        >>> H = hg.sparse_hessian(lambda x: hnp.sum(x[1:] * x[:-1] ** 2))
+        >>> rows, cols = H.structure(np.ones(3), triangle="lower")
+        >>> rows.tolist(), cols.tolist()
+        ([0, 1, 1, 2], [0, 0, 1, 1])
+        >>> H.values(np.array([1.0, 2.0, 3.0]), triangle="lower")
+        array([4., 2., 6., 4.])
+        """
+        x = _point(x, "sparse_hessian")
+        _, rows, cols = _triangle(self._plan(x, args)[0], triangle, "sparse_hessian")
+        return rows, cols
+
+    def values(self, x, *args, triangle=None):
+        """The Hessian's entries at the coordinates of :meth:`structure` (same ``triangle``),
+        as a 1-D array: the compressed products and one gather, without building a matrix.
+
+        Raises:
+            ValueError: ``triangle`` is not None or "lower".
+        """
+        x = _point(x, "sparse_hessian")
+        plan, cap = self._plan(x, args)
+        keep, rows, cols = _triangle(plan, triangle, "sparse_hessian")
+        n = plan["n"]
+        if plan["dense"]:
+            self.nhvp += n
+            h = np.asarray(dense_hessian(self.f)(x, *args)).reshape(-1)
+            return h[rows * n + cols].astype(x.dtype, copy=False)
+        if not plan["ncolors"]:
+            return np.zeros(len(keep), x.dtype)
+        index = plan.get(("index", triangle))
+        if index is None:
+            index = plan[("index", triangle)] = plan["index"][keep]
+        self.nhvp += plan["ncolors"]
+        b = plan["product"](x, args, plan["seeds"], cap)
+        return b.reshape(-1)[index].astype(x.dtype, copy=False)
+
     def pattern(self, x, *args):
         """The (cached) boolean sparsity pattern used at ``x``'s shape and dtype."""
         x = _point(x, "sparse_hessian")
@@ -256,18 +331,21 @@ class SparseHessian(_PlanCache):
 
     def info(self, x, *args):
         """A dict: n, nnz, density, ncolors, dense (dense path taken), gave_up (detection
-        fell back to a dense pattern)."""
+        fell back to a dense pattern), max_row_nnz (the most entries in one row: the
+        number of colors a distance-2 coloring needs at least; a star coloring may need
+        fewer, e.g. 2 for an arrow pattern)."""
         x = _point(x, "sparse_hessian")
         plan, _ = self._plan(x, args)
         n = plan["n"]
         return {"n": n, "nnz": int(plan["pattern"].nnz),
                 "density": plan["pattern"].nnz / max(n * n, 1),
                 "ncolors": plan["ncolors"], "dense": plan["dense"],
-                "gave_up": plan["gave_up"]}
+                "gave_up": plan["gave_up"],
+                "max_row_nnz": _max_row_count(plan["pattern"])}
 
 
 def sparse_hessian(f, *, method="trace", coloring="star", dense_threshold=DENSE_THRESHOLD,
-                   probes=2, seed=0):
+                   probes=2, seed=0, jit_kernels=True):
     """The Hessian of scalar ``f`` as a ``scipy.sparse.csr_matrix``, from a few HVPs.
 
     The sparsity pattern is detected once per input shape and dtype (and again when what
@@ -289,6 +367,9 @@ def sparse_hessian(f, *, method="trace", coloring="star", dense_threshold=DENSE_
             Hessian (:func:`hessgrad.hessian`) is computed instead and returned as a sparse
             matrix.
         probes, seed: number of random points and their seed for ``method="probe"``.
+        jit_kernels: compile the batched product with fused Numba kernels (as
+            ``hessgrad.function``); they are compiled for each input size (seconds, then
+            cached on disk), so ``False`` starts faster where few calls follow.
     Returns:
         A :class:`SparseHessian`: call it as ``H(x, *args)``; ``.pattern(x)``, ``.colors(x)``,
         ``.info(x)`` expose the cached analysis. ``args`` are treated as data of unknown value
@@ -311,7 +392,7 @@ def sparse_hessian(f, *, method="trace", coloring="star", dense_threshold=DENSE_
     True
     """
     return SparseHessian(f, method=method, coloring=coloring, dense_threshold=dense_threshold,
-                         probes=probes, seed=seed)
+                         probes=probes, seed=seed, jit_kernels=jit_kernels)
 
 
 def _jvp_of(f):
@@ -334,7 +415,7 @@ class SparseJacobian(_PlanCache):
 
     MODES = ("auto", "fwd", "rev")
 
-    def __init__(self, f, *, mode="auto", dense_threshold=DENSE_THRESHOLD):
+    def __init__(self, f, *, mode="auto", dense_threshold=DENSE_THRESHOLD, jit_kernels=True):
         _check("sparse_jacobian", "trace", None, dense_threshold)
         if mode not in self.MODES:
             raise ValueError(f"sparse_jacobian: mode must be one of {self.MODES}, got {mode!r}")
@@ -342,25 +423,31 @@ class SparseJacobian(_PlanCache):
         super().__init__(f)
         self.mode = mode
         self.dense_threshold = float(dense_threshold)
+        self.jit_kernels = bool(jit_kernels)
 
     def _build(self, x, args, cap, once):
         pattern, gave_up, out_shape = _sparsity._jacobian_pattern(self.f, x, args,
                                                                   "sparse_jacobian")
         m, n = pattern.shape
-        plan = {"pattern": pattern, "m": m, "n": n, "gave_up": gave_up, "out_shape": out_shape}
+        plan = {"pattern": pattern, "m": m, "n": n, "gave_up": gave_up, "out_shape": out_shape,
+                "detected": pattern}
         dense = pattern.nnz > self.dense_threshold * m * n
         if dense:   # every entry: identity seeds on the cheaper side
             pattern = plan["pattern"] = _sparsity.dense_pattern(n, m)
         if self.mode == "fwd" or (self.mode == "auto" and not dense):
             col = np.arange(n) if dense else _coloring.column_coloring(pattern)
-        if self.mode == "rev" or (self.mode == "auto" and not dense):
+        # rows need at least as many colors as the longest column has entries: where that
+        # is no fewer than the columns' colors (a dense column), the rows are not colored
+        hopeless = self.mode == "auto" and not dense and \
+            np.bincount(pattern.indices, minlength=n).max(initial=0) > col.max(initial=-1)
+        if self.mode == "rev" or (self.mode == "auto" and not dense and not hopeless):
             row = np.arange(m) if dense else _coloring.column_coloring(pattern.T)
         if self.mode == "auto":
             if dense:
                 use_fwd = n <= m
                 col, row = np.arange(n), np.arange(m)
             else:
-                use_fwd = col.max(initial=-1) <= row.max(initial=-1)
+                use_fwd = hopeless or col.max(initial=-1) <= row.max(initial=-1)
         else:
             use_fwd = self.mode == "fwd"
         plan["dense"] = dense
@@ -374,7 +461,8 @@ class SparseJacobian(_PlanCache):
             plan["index"] = _coloring.column_recovery_index(pattern, col)
             plan["seeds"] = np.ascontiguousarray(
                 _coloring.seed_matrix(col, x.dtype).T).reshape((plan["ncolors"],) + x.shape)
-            plan["product"] = _Compressed(_jvp_of(self.f), x, args, x.shape, once)
+            plan["product"] = _Compressed(_jvp_of(self.f), x, args, x.shape, once,
+                                          self.jit_kernels)
         else:
             plan["mode"] = "rev"
             plan["colors"] = row
@@ -383,7 +471,8 @@ class SparseJacobian(_PlanCache):
             plan["index"] = row[rows] * n + pattern.indices
             plan["seeds"] = np.ascontiguousarray(
                 _coloring.seed_matrix(row, x.dtype).T).reshape((plan["ncolors"],) + out_shape)
-            plan["product"] = _Compressed(_vjp_of(self.f), x, args, out_shape, once)
+            plan["product"] = _Compressed(_vjp_of(self.f), x, args, out_shape, once,
+                                          self.jit_kernels)
         return plan
 
     def __call__(self, x, *args):
@@ -400,16 +489,57 @@ class SparseJacobian(_PlanCache):
         x = _point(x, "sparse_jacobian")
         return self._plan(x, args)[0]["pattern"]
 
+    def structure(self, x, *args):
+        """``(rows, cols)``: the int64 coordinates of the detected pattern's entries, in the
+        order of its CSR storage, fixed for ``x``'s shape, dtype and argument signature:
+        the order of :meth:`values` (and of IPOPT's Jacobian structure). On the dense path
+        (more than ``dense_threshold`` of the entries) the products compute every entry,
+        but the structure stays the detected one.
+
+        >>> import hessgrad as hg
+        >>> J = hg.sparse_jacobian(lambda x: x[1:] ** 2 - x[:-1])
+        >>> rows, cols = J.structure(np.zeros(3))
+        >>> rows.tolist(), cols.tolist()
+        ([0, 0, 1, 1], [0, 1, 1, 2])
+        >>> J.values(np.array([1.0, 2.0, 3.0]))
+        array([-1.,  4., -1.,  6.])
+        """
+        x = _point(x, "sparse_jacobian")
+        return _coordinates(self._plan(x, args)[0]["detected"])
+
+    def values(self, x, *args):
+        """The Jacobian's entries at the coordinates of :meth:`structure`, as a 1-D array:
+        the compressed products and one gather, without building a matrix."""
+        x = _point(x, "sparse_jacobian")
+        plan, cap = self._plan(x, args)
+        if not plan["ncolors"]:
+            return np.zeros(plan["detected"].nnz, x.dtype)
+        index = plan.get("detected_index")
+        if index is None:
+            index = plan["index"]
+            if plan["detected"] is not plan["pattern"]:  # dense path: every entry computed
+                rows, cols = _coordinates(plan["detected"])
+                index = index[rows * plan["n"] + cols]
+            plan["detected_index"] = index
+        b = plan["product"](x, args, plan["seeds"], cap)
+        return b.reshape(-1)[index].astype(x.dtype, copy=False)
+
     def info(self, x, *args):
-        """A dict: m, n, nnz, ncolors, mode ("fwd": JVPs, "rev": VJPs), dense, gave_up."""
+        """A dict: m, n, nnz, ncolors, mode ("fwd": JVPs, "rev": VJPs), dense, gave_up,
+        lower_bound (the colors the chosen side needs at least: the most entries of the
+        detected pattern in one row for column colors, in one column for row colors; the
+        dense path seeds every column or row instead)."""
         x = _point(x, "sparse_jacobian")
         plan, _ = self._plan(x, args)
-        return {"m": plan["m"], "n": plan["n"], "nnz": int(plan["pattern"].nnz),
+        detected = plan["detected"]
+        side = detected.T.tocsr() if plan.get("mode") == "rev" else detected
+        return {"m": plan["m"], "n": plan["n"], "nnz": int(detected.nnz),
                 "ncolors": plan["ncolors"], "mode": plan.get("mode"),
-                "dense": plan["dense"], "gave_up": plan["gave_up"]}
+                "dense": plan["dense"], "gave_up": plan["gave_up"],
+                "lower_bound": _max_row_count(side)}
 
 
-def sparse_jacobian(f, *, mode="auto", dense_threshold=DENSE_THRESHOLD):
+def sparse_jacobian(f, *, mode="auto", dense_threshold=DENSE_THRESHOLD, jit_kernels=True):
     """The Jacobian of ``f`` as a ``scipy.sparse.csr_matrix`` from a few JVPs or VJPs.
 
     The pattern (from the traced graph) is colored by columns (for JVPs, ``J S``) and by rows
@@ -420,6 +550,7 @@ def sparse_jacobian(f, *, mode="auto", dense_threshold=DENSE_THRESHOLD):
         f: function ``f(x, *args)`` returning one array.
         mode: "auto", "fwd" (column coloring, JVPs) or "rev" (row coloring, VJPs).
         dense_threshold: above this fraction of nonzeros every column (or row) is seeded.
+        jit_kernels: as :func:`sparse_hessian`'s.
     Returns:
         A :class:`SparseJacobian`, called as ``J(x, *args)``.
     Raises:
@@ -435,7 +566,8 @@ def sparse_jacobian(f, *, mode="auto", dense_threshold=DENSE_THRESHOLD):
     >>> J.info(np.zeros(1000))["ncolors"]
     2
     """
-    return SparseJacobian(f, mode=mode, dense_threshold=dense_threshold)
+    return SparseJacobian(f, mode=mode, dense_threshold=dense_threshold,
+                          jit_kernels=jit_kernels)
 
 
 def _structure_budget(n):

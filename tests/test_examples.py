@@ -20,7 +20,7 @@ def load(name):
 
 def test_every_example_is_tested():
     tested = {"newton_cg_vs_lbfgs", "scipy_trust_krylov", "mlp_hessian_spectrum",
-              "influence_functions", "while_loop_second_order",
+              "influence_functions", "while_loop_second_order", "optimal_control_ipopt",
               "distributed_newton_cg"}  # run by tests/test_distributed.py (needs Dask)
     assert {p.stem for p in EXAMPLES.glob("*.py")} == tested
 
@@ -74,3 +74,16 @@ def test_readme_quick_start(capsys):
     fun, nit = capsys.readouterr().out.split()
     assert float(fun) < 1e-10 and int(nit) > 0
     assert namespace["H"].shape == (20, 20) and namespace["top"].shape == (3,)
+
+
+def test_optimal_control_ipopt(capsys, tmp_path):
+    from hessgrad import ipopt
+    if not ipopt.available():
+        pytest.skip("cyipopt is not installed: pip install -e '.[ipopt]'")
+    r = load("optimal_control_ipopt").main(nh=60, plot=str(tmp_path / "goddard.png"))
+    out = capsys.readouterr().out
+    assert "Goddard rocket, 60 intervals: 245 variables, 180 constraints" in out
+    res = r["result"]
+    assert res.success and res.sparsity["hess_colors"] <= 4
+    assert r["h"][-1] == pytest.approx(1.01283, abs=2e-4)      # COPS 3.0's optimum
+    assert np.all(np.diff(r["m"]) <= 1e-9)                        # fuel is only burnt

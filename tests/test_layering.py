@@ -21,7 +21,8 @@ RANKS = {
     "hessgrad.testing": 8, "hessgrad.second_order": 8,
     "hessgrad.operators": 9, "hessgrad.sparse": 9,
     "hessgrad.hessian_matrix": 10,
-    "hessgrad.scipy": 11, "hessgrad.problems": 11,
+    "hessgrad.scipy": 11, "hessgrad.problems": 11, "hessgrad.ipopt": 11,
+    "hessgrad.problems_constrained": 11,
     "hessgrad": 12,                      # the package's public API (its __init__)
     "solvers": 13,
     "hessgrad.distributed": 14, "hessgrad.cli": 14, "hessgrad.bench": 14,

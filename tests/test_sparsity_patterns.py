@@ -237,3 +237,46 @@ def test_a_distance1_coloring_is_not_accepted_for_direct_recovery():
     with pytest.raises(ValueError, match="not a star coloring"):
         star_recovery_index(sp.csr_matrix(path), np.array([0, 1, 0, 1]))
     assert not is_star_coloring(path, np.array([0, 1, 0, 1]))
+
+
+def _old_column_coloring(pattern, order):
+    """The coloring of A^T A's graph as it was computed before (the gram formed)."""
+    from hessgrad.coloring import _orders
+    a = sp.csr_matrix(pattern, dtype=np.float64)
+    gram = sp.csr_matrix(sp.csr_matrix(a.T @ a, dtype=bool), dtype=bool)
+    gram.sort_indices()
+    n = gram.shape[0]
+    color = np.full(n, -1)
+    (sequence,) = _orders(gram.indptr, n, order, "test")
+    for v in sequence:                                   # the greedy, in Python
+        taken = {color[w] for w in gram.indices[gram.indptr[v]:gram.indptr[v + 1]]
+                 if w != v and color[w] >= 0}
+        color[v] = min(set(range(n + 1)) - taken)
+    return color
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 12), st.integers(1, 12), st.integers(0, 2**31 - 1))
+def test_column_coloring_without_the_gram_gives_the_same_colors(m, n, seed):
+    pattern = np.random.default_rng(seed).random((m, n)) < 0.3
+    for order in ("natural", "largest_first"):
+        np.testing.assert_array_equal(column_coloring(pattern, order=order),
+                                      _old_column_coloring(pattern, order))
+
+
+def test_colorings_with_a_dense_row_or_column():
+    n = 400
+    arrow = sp.lil_matrix((n, n))
+    arrow.setdiag(1.0)
+    arrow[n - 1, :] = 1.0                     # the last variable couples to every other
+    arrow[:, n - 1] = 1.0
+    arrow = sp.csr_matrix(arrow)
+    # natural order colors the hub last and would need a color per vertex: it gives up
+    # early and the largest-first coloring (hub first) is taken: two colors
+    colors = star_coloring(arrow)
+    assert colors.max() + 1 == 2 and is_star_coloring(arrow, colors)
+    assert star_coloring(arrow, order="natural").max() + 1 == n
+    band = sp.diags([1.0, 1.0], [0, 1], shape=(n - 1, n - 1))
+    jac = sp.hstack([band, np.ones((n - 1, 1))]).tocsr()   # a dense column
+    assert column_coloring(jac).max() + 1 == 3                # two band colors and its own
+    assert column_coloring(jac.T).max() + 1 == n - 1          # a dense row: all distinct
