@@ -191,12 +191,6 @@ def test_bad_input_errors(make, exc, match):
         make(hg.constant(r(3, 4)))
 
 
-def test_setitem_explains_the_functional_alternative():
-    t = hg.constant(r(3))
-    with pytest.raises(TypeError, match=r"immutable.*\.at\[i\]\.set"):
-        t[0] = 1.0
-
-
 def test_augmented_assignment_rebinds_with_correct_derivative():
     def f(x):
         y = x * 1.0
