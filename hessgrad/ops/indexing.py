@@ -17,7 +17,7 @@ import numpy as np
 
 from ..engine.batching import per_member
 from ..engine.registry import primitive
-from ..engine.tensor import Tensor, shape_of
+from ..engine.tensor import Tensor, current, shape_of
 from . import elementwise as ew
 from .batching import batched_index, static_shape
 from .core import broadcast_to, cast, getitem, is_basic_index, reshape, scatter_add, stack, \
@@ -63,6 +63,7 @@ def normalize_index(index, shape=None, what="getitem"):
     symbolic = False
     for p in parts:
         if isinstance(p, Tensor):
+            p = current(p)  # an index array written in place: its newest value
             if p._value is None:
                 if p.dtype is not None and np.dtype(p.dtype).kind == "b":
                     raise _mask_error(what)
@@ -78,7 +79,7 @@ def normalize_index(index, shape=None, what="getitem"):
                 raise IndexError(f"{what}: a list inside an index may only hold integers or "
                                  f"booleans, got {p!r}; use a tuple for multidimensional "
                                  "indexing")
-            if any(isinstance(q, Tensor) and q._value is None for q in _leaves(p)):
+            if any(isinstance(q, Tensor) and current(q)._value is None for q in _leaves(p)):
                 p = _stack_nested(p, stack)
                 if p.dtype.kind == "b":
                     raise _mask_error(what)
@@ -123,7 +124,7 @@ def _leaves(p):
 
 def _concrete(q):
     if isinstance(q, Tensor):
-        return q._value
+        return current(q)._value
     if isinstance(q, (list, tuple)):
         return [_concrete(r) for r in q]
     return q
@@ -437,6 +438,7 @@ def _axis(axis, ndim, what):
 
 def _index_array(indices, what):
     if isinstance(indices, Tensor):
+        indices = current(indices)
         if indices._value is None:
             if np.dtype(indices.dtype).kind not in "iu":
                 raise IndexError(f"{what}: indices must be integers, got {_part_repr(indices)}")

@@ -27,11 +27,13 @@ import weakref
 
 import numpy as np
 
+from ..engine.dispatch import READ
 from ..engine.tensor import Tensor, Variable, Written, current, mark_written, shape_of
 from . import elementwise as ew
 from .core import broadcast_to, cast, getitem, is_basic_index, reshape
-from .indexing import (_Slot, _dynamic_shape, _split_dynamic, _stack_nested, is_dynamic,
-                       normalize_index, scatter_add_dynamic, setitem as _setitem_op)
+from .indexing import (_Slot, _dynamic_shape, _flat_ids, _occurrence, _split_dynamic,
+                       _stack_nested, is_dynamic, normalize_index, scatter, scatter_add_dynamic,
+                       setitem as _setitem_op)
 from .shape import reshape_to, stack, transpose
 
 
@@ -181,7 +183,8 @@ def makes_view(t, op, owned_ok=True):
 
 
 # --- writing --------------------------------------------------------------------------------
-def _check_writable(a, what):
+def check_writable(a, what):
+    """Raise TypeError unless ``a`` is a tensor that can be written in place."""
     if type(a) is Variable:
         raise TypeError(f"{what}: a Variable is not written in place; assign its new value: "
                         f"`v.assign(v.at[index].set(value))`")
@@ -191,6 +194,9 @@ def _check_writable(a, what):
     if a._weak:
         raise TypeError(f"{what}: a Python number (a traced float argument) does not support "
                         f"item assignment")
+    if a._node is not None and a._node.prim is READ:
+        raise TypeError(f"{what}: a Variable's value read in a graph is shared by every read; "
+                        f"copy it first (`w = v.value().copy()`) to write into it")
 
 
 def _check_same_kind(t, new, what):
@@ -272,8 +278,7 @@ def updated(x, index, value, what="x[index] = value"):
         raise TypeError(f"{what}: the shape of the array must be known to write into it, got "
                         f"{shape}")
     shape = tuple(shape)
-    if isinstance(value, (list, tuple)):
-        value = _stack_nested(value, stack) if _holds_tensor(value) else np.asarray(value)
+    value = _operand(value)
     mask = _whole_mask(index, shape)
     if mask is not None and _size(value) == 1:  # numpy's a[mask] = scalar, traced masks too
         return ew.where(mask, _cast_to(reshape(value, shape=()), x.dtype), x)
@@ -287,6 +292,13 @@ def updated(x, index, value, what="x[index] = value"):
                          f"{exc}") from None
     v = _fit(value, region, x.dtype, what, shape, index)
     return _setitem_op(x, v, index=idx)
+
+
+def _operand(value):
+    """A value to write: lists and tuples become arrays (stacked when they hold tensors)."""
+    if isinstance(value, (list, tuple)):
+        return _stack_nested(value, stack) if _holds_tensor(value) else np.asarray(value)
+    return value
 
 
 def _holds_tensor(value):
@@ -334,7 +346,7 @@ def _fit(value, region, dtype, what, shape, index):
                          f"{shape}, index {index!r})") from None
     if core != v_shape:
         value = reshape(value, shape=core)
-    return _cast_to(value, dtype)
+    return value if dtype is None else _cast_to(value, dtype)
 
 
 def _updated_dynamic(x, idx, value, shape, what, index):
@@ -360,9 +372,67 @@ def _updated_dynamic(x, idx, value, shape, what, index):
     return ew.where(ew.greater(written, 0), scattered, x)
 
 
+def _static_index(x, index, what):
+    shape = shape_of(x)
+    if shape is None or None in shape:
+        raise TypeError(f"{what}: the shape of the array must be known, got {shape}")
+    shape = tuple(shape)
+    idx = normalize_index(index, shape, what=what)
+    if is_dynamic(idx):
+        raise TypeError(f"{what}: the indices must be concrete (numpy arrays, or eager "
+                        f"tensors), not computed from traced data: how often a position "
+                        f"repeats decides the result")
+    try:
+        ids = _flat_ids(shape, idx)
+    except IndexError as exc:
+        raise IndexError(f"{what}: index {index!r} is invalid for an array of shape {shape}: "
+                         f"{exc}") from None
+    return shape, idx, ids
+
+
+def added_at(x, index, values, what="add.at"):
+    """``x`` with ``values`` added at ``index``, unbuffered (numpy's ``add.at``): a position
+    indexed k times gets k additions (summed first: one scatter for any number of repeats)."""
+    shape, idx, ids = _static_index(x, index, what)
+    v = _fit(_operand(values), ids.shape, None, what, shape, index)
+    return ew.add(x, scatter(broadcast_to(v, shape=ids.shape), idx, shape))
+
+
+def applied_at(x, index, fn, values=None, what="ufunc.at"):
+    """``x`` with ``fn`` applied at ``index`` unbuffered (numpy's ``ufunc.at``): a position
+    indexed k times is updated k times, in order: ``x[i] = fn(x[i], values[j])`` (or
+    ``fn(x[i])``) for each ``j`` indexing ``i``. The positions are taken in rounds, each
+    naming a position at most once (one round when none repeats)."""
+    shape, idx, ids = _static_index(x, index, what)
+    size = int(np.prod(shape, dtype=np.int64))
+    flat = reshape(x, shape=(size,))
+    ids = ids.reshape(-1)
+    if values is not None:
+        v = _fit(_operand(values), _region(shape, idx), None, what, shape, index)
+        v = reshape(broadcast_to(v, shape=_region(shape, idx)), shape=(-1,))
+    rounds = _occurrence(ids)
+    for r in range(int(rounds.max()) + 1 if ids.size else 0):
+        sel = np.nonzero(rounds == r)[0]
+        targets = ids[sel]
+        old = getitem(flat, index=targets)
+        new = fn(old) if values is None else fn(old, getitem(v, index=sel))
+        new_dtype = np.dtype(new.dtype)
+        if new_dtype != np.dtype(x.dtype):
+            if not np.can_cast(new_dtype, x.dtype, "same_kind"):
+                raise TypeError(f"{what}: Cannot cast ufunc output from {new_dtype!r} to "
+                                f"{np.dtype(x.dtype)!r} with casting rule 'same_kind'")
+            new = cast(new, dtype=x.dtype)
+        flat = _setitem_op(flat, new, index=targets)
+    return reshape(flat, shape=shape)
+
+
+def _region(shape, idx):
+    return np.broadcast_to(np.zeros((), bool), shape)[idx].shape
+
+
 def setitem(a, index, value):
     """numpy's ``a[index] = value`` on a tensor (``Tensor.__setitem__``)."""
-    _check_writable(a, "a[index] = value")
+    check_writable(a, "a[index] = value")
     if _written_back(a, index, value):
         return
     assign(a, updated(current(a), index, value), "a[index] = value")
@@ -423,6 +493,7 @@ def mark_array(t):
     return t
 
 
-__all__ = ["Alias", "IndexView", "ReshapeView", "TransposeView", "assign", "current",
-           "has_views", "in_place", "is_view", "layout", "makes_view", "mark_array",
-           "note_view", "resized", "setitem", "updated", "updates_in_place", "Written"]
+__all__ = ["Alias", "IndexView", "ReshapeView", "TransposeView", "added_at", "applied_at",
+           "assign", "check_writable", "current", "has_views", "in_place", "is_view", "layout",
+           "makes_view", "mark_array", "note_view", "resized", "setitem", "updated",
+           "updates_in_place", "Written"]

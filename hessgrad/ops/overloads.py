@@ -95,7 +95,7 @@ METHODS = {
     "__truediv__": _binary(ew.divide), "__rtruediv__": _swap(ew.divide),
     "__pow__": _binary(ew.power), "__rpow__": _swap(ew.power),
     "__matmul__": _binary(linalg.matmul), "__rmatmul__": _swap(linalg.matmul),
-    "__neg__": _unary(ew.negative), "__pos__": lambda self: self,
+    "__neg__": _unary(ew.negative), "__pos__": _unary(ew.positive),
     "__abs__": _unary(ew.absolute),
     "__lt__": _logical(ew.less), "__le__": _logical(ew.less_equal),
     "__gt__": _logical(ew.greater), "__ge__": _logical(ew.greater_equal),

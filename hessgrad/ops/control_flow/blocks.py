@@ -18,7 +18,7 @@ repeat.
 from ...engine.dispatch import READ, bind
 from ...engine.forward import push_tangents
 from ...engine.graph import CONST, Plan, constant_value
-from ...engine.tensor import Tensor, Variable, is_differentiable_dtype
+from ...engine.tensor import Tensor, Variable, current, is_differentiable_dtype
 from ..core import convert_to_tensor, identity
 
 
@@ -36,6 +36,7 @@ def _block_tensor(x, graph):
     if isinstance(x, Variable):
         return identity(x)
     if isinstance(x, Tensor):
+        x = current(x)  # written in place: its newest value
         return graph.constant(x._value) if x._value is not None else x
     return convert_to_tensor(x)
 
