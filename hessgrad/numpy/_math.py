@@ -122,11 +122,14 @@ def _at(name, op, nin):
         """numpy's ``ufunc.at``: ``a`` updated in place at ``indices``, unbuffered (a
         position indexed k times is updated k times); returns None."""
         if not isinstance(a, _Tensor):
-            if isinstance(a, _np.ndarray) and not _has_tensor(b) and \
-                    not _has_tensor(indices):
-                return getattr(_np, name).at(a, indices, *(() if b is None else (b,)))
-            raise TypeError(f"{name}.at: writing tensors into a numpy array in place would "
-                            f"drop their gradient; use a hessgrad array (hnp.asarray(a))")
+            if not isinstance(a, _np.ndarray):
+                raise TypeError(f"{name}.at: the array written into must be an array, got "
+                                f"{type(a).__name__}")
+            # numpy's own, given values: refused for a tensor being differentiated
+            b = b if b is None or not _has_tensor(b) else _np.asarray(_stacked(b, name))
+            if _has_tensor(indices):
+                indices = _np.asarray(_stacked(indices, name))
+            return getattr(_np, name).at(a, indices, *(() if b is None else (b,)))
         _ip.check_writable(a, f"{name}.at")
         if (b is None) != (nin == 1):
             raise TypeError(f"{name}.at: {'a second operand is' if nin == 2 else 'no second '}"

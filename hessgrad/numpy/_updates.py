@@ -20,18 +20,26 @@ from ._arraylike import has_tensor as _has_tensor, stacked as _stacked
 
 
 def _numpy_in_place(fname, a, values, inplace=True):
-    """True when numpy itself should write into the ndarray ``a`` (no tensor involved);
-    False for a hessgrad array (or ``inplace=False``); raises for tensors written into a
-    numpy array, whose gradient numpy could not keep."""
+    """True when numpy itself should write into the ndarray ``a``; False for a hessgrad
+    array (or ``inplace=False``). Tensors among the ``values`` then go to numpy as their
+    values, which is refused for one being differentiated (numpy could not keep its
+    derivative): see ``_numpy_values``."""
     if not inplace or isinstance(a, _Tensor):
         return False
     if not isinstance(a, _np.ndarray):
         raise TypeError(f"{fname}: the array written into must be an array, got "
                         f"{type(a).__name__} (numpy's {fname} takes no lists there either)")
-    if _has_tensor(values):
-        raise TypeError(f"{fname}: writing a tensor into a numpy array in place would drop "
-                        f"its gradient; write into a hessgrad array (hnp.asarray(a)) instead")
     return True
+
+
+def _numpy_values(x):
+    """``x`` for numpy's own writers: tensors (also in lists) as their values; one being
+    differentiated raises (see ``Tensor.__array__``): write into a hessgrad array instead."""
+    if isinstance(x, _Tensor):
+        return _np.asarray(x)
+    if isinstance(x, (list, tuple)) and _has_tensor(x):
+        return _np.asarray(_stacked(x, "numpy in-place writer"))
+    return x
 
 
 def _done(fname, a, updated, inplace):
@@ -68,7 +76,7 @@ def fill_diagonal(a, val, wrap=False, *, inplace=True):
     [[1.0, 0.0], [0.0, 1.0]]
     """
     if _numpy_in_place("fill_diagonal", a, val, inplace):
-        return _np.fill_diagonal(a, val, wrap)
+        return _np.fill_diagonal(a, _numpy_values(val), wrap)
     target = a
     a = _as_tensor(_array("fill_diagonal", _current(a)))
     shape = tuple(a.shape)
@@ -114,7 +122,7 @@ def put_along_axis(arr, indices, values, axis, *, inplace=True):
     [[10.0, 0.0, 20.0], [0.0, 40.0, 50.0]]
     """
     if _numpy_in_place("put_along_axis", arr, values, inplace):
-        return _np.put_along_axis(arr, _np.asarray(indices), values, axis)
+        return _np.put_along_axis(arr, _np.asarray(indices), _numpy_values(values), axis)
     target = arr
     arr = _as_tensor(_array("put_along_axis", _current(arr), "arr"))
     indices = _current(indices)
@@ -171,7 +179,7 @@ def put(a, ind, v, mode="raise"):
     [5.0, 0.0, 6.0, 0.0]
     """
     if _numpy_in_place("put", a, v):
-        return _np.put(a, _np.asarray(ind), v, mode)
+        return _np.put(a, _np.asarray(ind), _numpy_values(v), mode)
     _ip.check_writable(a, "put")
     if mode not in ("raise", "wrap", "clip"):
         raise ValueError(f"put: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
@@ -217,7 +225,7 @@ def copyto(dst, src, casting="same_kind", where=True):
     [1.0, 0.0, 3.0]
     """
     if _numpy_in_place("copyto", dst, [src, where]):
-        return _np.copyto(dst, src, casting=casting, where=where)
+        return _np.copyto(dst, _numpy_values(src), casting=casting, where=_numpy_values(where))
     _ip.check_writable(dst, "copyto")
     src = _stacked(src, "copyto", "src")
     if isinstance(src, (list, tuple)):
@@ -262,7 +270,7 @@ def putmask(a, mask, values):
     [0.0, 1.0, 10.0, 20.0]
     """
     if _numpy_in_place("putmask", a, [mask, values]):
-        return _np.putmask(a, mask, values)
+        return _np.putmask(a, _numpy_values(mask), _numpy_values(values))
     _ip.check_writable(a, "putmask")
     target = _current(a)
     shape = tuple(target.shape)
@@ -284,7 +292,7 @@ def place(arr, mask, vals):
     [1.0, 0.0, 2.0, 1.0]
     """
     if _numpy_in_place("place", arr, [mask, vals]):
-        return _np.place(arr, mask, vals)
+        return _np.place(arr, _numpy_values(mask), _numpy_values(vals))
     _ip.check_writable(arr, "place")
     mask = _current(mask)
     if isinstance(mask, _Tensor):

@@ -16,6 +16,7 @@
 import numpy as np
 
 from ..engine.batching import per_member
+from ..engine.graph import constant_value
 from ..engine.registry import primitive
 from ..engine.tensor import Tensor, current, shape_of
 from . import elementwise as ew
@@ -64,7 +65,8 @@ def normalize_index(index, shape=None, what="getitem"):
     for p in parts:
         if isinstance(p, Tensor):
             p = current(p)  # an index array written in place: its newest value
-            if p._value is None:
+            value = constant_value(p)  # also a constant of the graph being traced
+            if value is None:
                 if p.dtype is not None and np.dtype(p.dtype).kind == "b":
                     raise _mask_error(what)
                 if p.dtype is None or np.dtype(p.dtype).kind not in "iu":
@@ -73,7 +75,7 @@ def normalize_index(index, shape=None, what="getitem"):
                 symbolic = True
                 out.append(p)
                 continue
-            p = p._value
+            p = np.asarray(value)
         elif isinstance(p, list):
             if any(isinstance(q, (slice, type(None), type(Ellipsis))) for q in p):
                 raise IndexError(f"{what}: a list inside an index may only hold integers or "

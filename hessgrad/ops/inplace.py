@@ -23,11 +23,13 @@ the trace, a write inside a loop body into an array from outside it, positions c
 traced data that may repeat), it raises an error that says why.
 """
 
+import threading
 import weakref
 
 import numpy as np
 
 from ..engine.dispatch import READ
+from ..engine.state import THREAD
 from ..engine.tensor import Tensor, Variable, Written, current, mark_written, shape_of
 from . import elementwise as ew
 from .core import broadcast_to, cast, getitem, is_basic_index, reshape
@@ -199,8 +201,44 @@ def check_writable(a, what):
                         f"copy it first (`w = v.value().copy()`) to write into it")
 
 
+class _Bodies(threading.local):
+    def __init__(self):
+        self.open = []  # (graph, the last node made before the body), innermost last
+
+
+_BODIES = _Bodies()
+
+
+class tracing_body:
+    """Context in which control flow traces a loop or branch body into ``graph``, whose nodes
+    made before it end with node number ``last`` (-1: none): a write there into an array made
+    before the body is refused, since a body cannot change the arrays around it (it returns
+    them instead)."""
+
+    __slots__ = ("entry",)
+
+    def __init__(self, graph, last):
+        self.entry = (graph, last)
+
+    def __enter__(self):
+        _BODIES.open.append(self.entry)
+        return self
+
+    def __exit__(self, *exc):
+        _BODIES.open.pop()
+
+
+def _made_outside_body(t):
+    if not _BODIES.open:
+        return False
+    graph, last = _BODIES.open[-1]
+    node = current(t)._node
+    return node is not None and node.graph is graph and node.seq <= last
+
+
 def _check_same_kind(t, new, what):
-    """A write keeps what kind of tensor ``t`` is: eager, or symbolic in its graph."""
+    """A write keeps what kind of tensor ``t`` is: eager, or symbolic in its graph (and in
+    the loop or branch body being traced)."""
     if t._value is not None:
         if new._value is None:
             raise ValueError(
@@ -209,7 +247,8 @@ def _check_same_kind(t, new, what):
                 f"traced function; the array would outlive the trace, so its value and "
                 f"derivatives are not defined after it. Create the array inside the function "
                 f"(hnp.zeros(...)), or return the values instead of storing them")
-    elif new._value is not None or new._node.graph is not t._node.graph:
+    elif new._value is not None or new._node.graph is not t._node.graph or \
+            _made_outside_body(t):
         raise ValueError(
             f"{what}: writes inside a loop or branch body (while_loop, cond, scan, ...) into "
             f"an array of shape {tuple(t.shape)} created outside that body; a body cannot "
@@ -219,6 +258,12 @@ def _check_same_kind(t, new, what):
 
 def _replace(t, new, what):
     _check_same_kind(t, new, what)
+    state = THREAD.state
+    if state.capturing:  # a capture log refuses writes into arrays from outside the function
+        old = current(t)
+        for r in state.recorders:
+            if r.sees_constants and not r.paused:
+                r.observe_write(old, what)
     m = _alias(t)
     m.newest = new
     mark_written(t)
@@ -493,7 +538,7 @@ def mark_array(t):
     return t
 
 
-__all__ = ["Alias", "IndexView", "ReshapeView", "TransposeView", "added_at", "applied_at",
+__all__ = ["Alias", "IndexView", "tracing_body", "ReshapeView", "TransposeView", "added_at", "applied_at",
            "assign", "check_writable", "current", "has_views", "in_place", "is_view", "layout",
            "makes_view", "mark_array", "note_view", "resized", "setitem", "updated",
            "updates_in_place", "Written"]

@@ -20,6 +20,7 @@ from ...engine.forward import push_tangents
 from ...engine.graph import CONST, Plan, constant_value
 from ...engine.tensor import Tensor, Variable, current, is_differentiable_dtype
 from ..core import convert_to_tensor, identity
+from ..inplace import tracing_body
 
 
 class Record:
@@ -52,7 +53,9 @@ class Block:
         with graph.as_default():
             self.params = [graph.placeholder(dtype, shape, name=f"{name}/input{k}")
                            for k, (shape, dtype) in enumerate(avals)]
-            self.outputs = [_block_tensor(o, graph) for o in fn(self.params)]
+            # the body may write its own arrays in place, not those around it
+            with tracing_body(graph, graph.nodes[start - 1].seq if start else -1):
+                self.outputs = [_block_tensor(o, graph) for o in fn(self.params)]
         self.graph = graph
         block = {id(n) for n in graph.nodes[start:]}
         fed = {id(p) for p in self.params}
