@@ -5,7 +5,7 @@ import numpy as np
 
 from ..engine.dispatch import bind_eager
 from ..engine.graph import python_operator
-from ..engine.tensor import Tensor
+from ..engine.tensor import Tensor, Variable
 from . import core, elementwise as ew, indexing, inplace, linalg, shape
 
 
@@ -64,7 +64,19 @@ def _iter(self):
                         f"iteration over tensor {self.name} of unknown shape")
     if shape[0] is None:
         raise TypeError(f"iteration over tensor {self.name} whose first dimension is unknown")
-    return (core.getitem(self, index=i) for i in range(shape[0]))
+    if len(shape) == 1:  # numpy's scalars
+        return (core.getitem(self, index=i) for i in range(shape[0]))
+    # the rows of a matrix are views, as numpy's: ``for row in a: row[0] = 1`` writes ``a``
+    return (inplace.note_view(self, core.getitem(self, index=i), inplace.IndexView(i))
+            for i in range(shape[0]))
+
+
+def _copy(self, memo=None):
+    """``copy.copy``, ``copy.deepcopy``: a new array with the same values, as numpy's (an
+    identity, so it stays differentiable); a Variable copied is a new Variable."""
+    if type(self) is Variable:
+        return Variable(self.numpy(), trainable=self.trainable, dtype=self.dtype)
+    return core.identity(self)
 
 
 def _setitem(self, index, value):
@@ -104,6 +116,7 @@ METHODS = {
     "__xor__": _logical(ew.logical_xor),
     "__invert__": ew.logical_not,
     "__getitem__": _getitem, "__setitem__": _setitem, "__iter__": _iter,
+    "__copy__": _copy, "__deepcopy__": _copy,
     "at": property(indexing.AtIndexer, doc=indexing.AtIndexer.__doc__),
     "T": property(_transposed),
 }

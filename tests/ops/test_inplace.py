@@ -40,6 +40,20 @@ def _rows_and_columns(m):
     return a, row, col, t
 
 
+def _rows_iterated_and_copies(m):
+    import copy
+    a = m.arange(6.0).reshape(3, 2)
+    for row in a:  # rows are views, as numpy's
+        row[0] = -row[1]
+    b = copy.copy(a)
+    c = copy.deepcopy(a)
+    a[0, 0] = 100.0  # copies do not see it
+    total = 0.0
+    for x in m.arange(3.0):  # elements are scalars
+        total = total + x
+    return a, b, c, total
+
+
 def _scalar_is_a_copy(m):
     a = m.arange(3.0)
     s = a[0]
@@ -144,7 +158,7 @@ def _methods(m):
     return a, v, b, c, d, e, f
 
 
-PROGRAMS = [_views_see_writes, _rows_and_columns, _scalar_is_a_copy, _aliases,
+PROGRAMS = [_views_see_writes, _rows_and_columns, _rows_iterated_and_copies, _scalar_is_a_copy, _aliases,
             _scalars_stay_immutable, _repeated_indices, _masks_and_fancy, _casting_and_overlap,
             _reshapes, _methods]
 
