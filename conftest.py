@@ -22,6 +22,7 @@ def _register(name, path):
 # ``import _hessgrad_tests_objectives_corpus as corpus`` (and ``..._fd``).
 _register("_hessgrad_tests_objectives_corpus", _OBJECTIVES / "corpus.py")
 _register("_hessgrad_tests_objectives_fd", _OBJECTIVES / "fd.py")
+_register("_hessgrad_tests_objectives_inplace_corpus", _OBJECTIVES / "inplace_corpus.py")
 
 
 @pytest.fixture(autouse=True)

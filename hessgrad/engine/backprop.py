@@ -13,7 +13,8 @@ import numpy as np
 from .dispatch import bind
 from .registry import ADD, ADD_N, CAST, ONES_LIKE, SUM_TO, ZEROS_LIKE
 from .state import THREAD
-from .tensor import Tensor, dtype_of, is_differentiable_dtype, shape_of, shapes_compatible
+from .tensor import Tensor, Written, as_recorded, current, dtype_of, is_differentiable_dtype, \
+    shape_of, shapes_compatible
 
 
 class UnconnectedGradients:
@@ -95,6 +96,8 @@ def backprop(targets, target_grads, sources, producer=None, *, records=None, con
     """
     stop_ids = {id(t) for t in stop} if stop else ()
     eager = records is not None
+    if Written.count:  # a target written in place means its newest value (sources: as given)
+        targets = [current(t) for t in targets]
     if records is None:
         records = [record(n.prim, n.inputs, n.params, n.outputs, n)
                    for n in _reached(targets, producer, stop_ids)]
@@ -137,6 +140,13 @@ def _reverse(targets, target_grads, sources, relevant, connected, stop_ids, aggr
     source_ids = {id(s) for s in sources}
     for rec in reversed(relevant):
         prim, inputs, params, outputs, _ = rec
+        if Written.count and _written_in(inputs, outputs):
+            # an operand or result written in place after the op ran: its rules read it as
+            # recorded, not its newest value
+            with as_recorded((*inputs, *outputs)):
+                _general_step(rec, grads, connected, source_ids, stop_ids,
+                              aggregation_method, plain)
+            continue
         vjps = prim.fast_vjps
         if vjps is None or stop_ids or plain and not prim.array_rules:
             _general_step(rec, grads, connected, source_ids, stop_ids, aggregation_method,
@@ -179,6 +189,16 @@ def _reverse(targets, target_grads, sources, relevant, connected, stop_ids, aggr
             else:
                 _accumulate(grads, aid, gk, prev)
     return grads
+
+
+def _written_in(inputs, outputs):
+    for a in inputs:
+        if type(a) is Written:
+            return True
+    for o in outputs:
+        if type(o) is Written:
+            return True
+    return False
 
 
 def _general_step(rec, grads, connected, source_ids, stop_ids, method, plain):

@@ -4,7 +4,7 @@ import numpy as np
 
 from .registry import Primitive
 from .state import THREAD
-from .tensor import Tensor, Variable
+from .tensor import Tensor, Variable, Written, current
 
 
 def _identity(x):
@@ -35,6 +35,8 @@ def bind(prim, args, params):
             if not isinstance(a, Tensor):
                 values.append(a)
                 continue
+            if type(a) is Written:  # written in place: the op reads its newest value
+                return bind(prim, tuple(current(b) for b in args), params)
             plain = False
         a = a._value
         if a is None:  # a symbolic input outside ``with graph.as_default()``

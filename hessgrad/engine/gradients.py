@@ -47,7 +47,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", gate_gradients=False,
     del name, gate_gradients, colocate_gradients_with_ops  # nodes are named by op type
     unconnected = check_unconnected(unconnected_gradients)
     ys = substituted(flatten(ys))
-    xs = substituted(flatten(xs))
+    xs = substituted(flatten(xs, as_written=False))  # a source written in place: as made
     graph = get_default_graph()
     symbolic = [y for y in ys if isinstance(y, Tensor) and y._value is None]
     if graph is None:

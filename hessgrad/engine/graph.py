@@ -7,7 +7,7 @@ from .graph_text import graph_text
 from .node import Node
 from .registry import CAST, Primitive
 from .state import THREAD, reraise_refused
-from .tensor import Tensor, Variable, owned, shapes_compatible
+from .tensor import Tensor, Variable, Written, current, owned, shapes_compatible
 
 
 def _placeholder_forward():
@@ -203,6 +203,8 @@ class Graph:
         return out
 
     def _as_input(self, a, prim):
+        if type(a) is Written:  # written in place: the node reads its newest value
+            a = current(a)
         if not isinstance(a, Tensor):
             if type(a) is not np.ndarray:
                 return a
@@ -333,7 +335,8 @@ class Graph:
     def run(self, fetches, feed_dict=None):
         """Evaluate ``fetches`` (a tensor or a list of them) given placeholder values."""
         single = isinstance(fetches, Tensor)
-        fetch_list = [fetches] if single else list(fetches)
+        # a fetch written in place is its newest value; a fed placeholder is itself
+        fetch_list = [current(fetches)] if single else [current(t) for t in fetches]
         feed_dict = feed_dict or {}
         feeds = list(feed_dict)
         key = (tuple(id(t) for t in fetch_list), tuple(id(t) for t in feeds))

@@ -1,8 +1,16 @@
 """Flatten and rebuild nested structures (lists, tuples, dicts) of tensors."""
 
+from .tensor import Written, current
 
-def flatten(structure):
-    """Leaves of a nested list/tuple/dict structure, dicts in sorted-key order."""
+
+def flatten(structure, as_written=True):
+    """Leaves of a nested list/tuple/dict structure, dicts in sorted-key order.
+
+    A tensor written in place is taken for its newest value (``tensor.current``): a
+    function's results, a loop body's, fetches, targets mean the value they have now. With
+    ``as_written=False`` the leaves are the objects themselves (sources of derivatives, which
+    mean the value they had when watched).
+    """
     leaves = []
     stack = [structure]
     while stack:
@@ -11,6 +19,8 @@ def flatten(structure):
             stack.extend(reversed(s))
         elif isinstance(s, dict):
             stack.extend(s[k] for k in reversed(sorted(s)))
+        elif as_written and type(s) is Written:
+            leaves.append(current(s))
         else:
             leaves.append(s)
     return leaves

@@ -61,6 +61,11 @@ class Recorder:
         """``observe`` of an eager op with one result, when this is the only recorder."""
         self.observe(prim, args, params, (out,), None, 0)
 
+    def observe_write(self, value, what):
+        """An array whose value is ``value`` is about to be written in place (``what``
+        names the write); a recorder that sees constants (a capture log) may refuse it by
+        raising. The others are not asked."""
+
     def __enter__(self):
         if self._recording:
             raise ValueError(f"{type(self).__name__} is already recording; it cannot be "

@@ -10,7 +10,7 @@ from .nest import flatten, pack_as
 from .batching import stacked_rows
 from .registry import RESHAPE, TRANSPOSE, ZEROS
 from .state import THREAD, Recorder, paused_from
-from .tensor import Tensor, Variable, is_differentiable_dtype
+from .tensor import Tensor, Variable, Written, current, is_differentiable_dtype
 
 
 class GradientTape(Recorder):
@@ -44,6 +44,9 @@ class GradientTape(Recorder):
         self._watched = {}      # id(tensor) -> tensor, the watched ones
         self._records = []      # the recorded ops (backprop.record), in creation order
         self._variables = {}    # id(Variable) -> Variable, in the order they were watched
+        # id(tensor) -> (tensor, its value when watched) for a tensor watched after it was
+        # written in place: as a source it means that value (see gradient)
+        self._watched_as = {}
         self._used = False
 
     # --- context ---------------------------------------------------------------------------
@@ -65,6 +68,7 @@ class GradientTape(Recorder):
         self._watched.clear()
         self._records.clear()
         self._variables.clear()
+        self._watched_as.clear()
         self._used = False
 
     # --- watching --------------------------------------------------------------------------
@@ -75,10 +79,15 @@ class GradientTape(Recorder):
                 self._tracked.setdefault(id(tensor), tensor)
                 self._watched.setdefault(id(tensor), tensor)
             return
-        for t in substituted([tensor] if isinstance(tensor, Tensor) else flatten(tensor)):
+        for t in substituted([tensor] if isinstance(tensor, Tensor) else
+                             flatten(tensor, as_written=False)):
             if not isinstance(t, Tensor):
                 raise ValueError(f"GradientTape.watch: passed in {t!r}, which is not a Tensor "
                                  "or Variable; convert it with hg.constant first")
+            if type(t) is Written:  # written in place: its value now is what is watched
+                value = current(t)
+                self._watched_as[id(t)] = (t, value)
+                t = value
             if not is_differentiable_dtype(t.dtype):
                 continue  # integer and boolean tensors are constants (TensorFlow warns)
             self._tracked.setdefault(id(t), t)
@@ -153,7 +162,8 @@ class GradientTape(Recorder):
                                "set of gradients (or jacobians)")
         targets = substituted([target] if isinstance(target, Tensor) else flatten(target))
         single = isinstance(sources, Tensor)
-        flat_sources = substituted([sources] if single else flatten(sources))
+        flat_sources = self._sources(
+            substituted([sources] if single else flatten(sources, as_written=False)))
         for s in flat_sources:
             if not isinstance(s, Tensor):
                 raise ValueError(f"GradientTape.gradient: source {s!r} is not a Tensor or "
@@ -172,6 +182,18 @@ class GradientTape(Recorder):
         if not self._persistent:
             self._release()
         return grads[0] if single else pack_as(sources, grads)
+
+    def _sources(self, sources):
+        """Sources as differentiated: a tensor written in place after it was made (or
+        watched) means the value it had then, which is what the ops recorded before the write
+        read; one watched after a write, the value it had when watched."""
+        if not self._watched_as:
+            return sources
+        out = []
+        for s in sources:
+            entry = self._watched_as.get(id(s))
+            out.append(entry[1] if entry is not None and entry[0] is s else s)
+        return out
 
     def _backprop(self, targets, target_grads, sources, unconnected):
         # As in TensorFlow, a source the tape never tracked (not watched, not computed from a
@@ -213,6 +235,7 @@ class GradientTape(Recorder):
         self._tracked = {}
         self._watched = {}
         self._records = []
+        self._watched_as = {}
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
                  parallel_iterations=None, experimental_use_pfor=True):
@@ -228,7 +251,8 @@ class GradientTape(Recorder):
         if self._used and not self._persistent:
             raise RuntimeError("A non-persistent GradientTape can only be used to compute one "
                                "set of gradients (or jacobians)")
-        flat_sources = flatten(sources)
+        flat_sources = self._sources(flatten(sources, as_written=False))
+        target = current(target)
         shape, n = tuple(target.shape), target.size
         seeds = np.eye(n, dtype=target.dtype).reshape((n,) + shape)
         per_source = self._rows(lambda ct: self._backprop([target], [ct], flat_sources,
@@ -259,6 +283,7 @@ class GradientTape(Recorder):
         if self._used and not self._persistent:
             raise RuntimeError("A non-persistent GradientTape can only be used to compute one "
                                "set of gradients (or jacobians)")
+        target, source = current(target), self._sources([source])[0]
         tshape, sshape = tuple(target.shape), tuple(source.shape)
         if not tshape or not sshape or tshape[0] != sshape[0]:
             raise ValueError(f"GradientTape.batch_jacobian: target shape {tshape} and source "

@@ -18,7 +18,10 @@ class Tensor:
     :attr:`weak`. Arithmetic, indexing and numpy methods are installed by ``hessgrad.ops``.
     """
 
-    __slots__ = ("_value", "_node", "_index", "_shape", "_dtype", "_weak", "__weakref__")
+    # ``_mut``: None, or what in-place writes need to know (see :class:`Written`): the
+    # array's newest value once written, its base if it is a view, its live views.
+    __slots__ = ("_value", "_node", "_index", "_shape", "_dtype", "_weak", "_mut",
+                 "__weakref__")
     __array_priority__ = 1000
 
     def __init__(self, value=None, node=None, index=0, shape=None, dtype=None):
@@ -28,6 +31,7 @@ class Tensor:
         self._shape = shape
         self._dtype = dtype
         self._weak = False
+        self._mut = None
 
     # --- static facts -----------------------------------------------------------------
     @property
@@ -258,6 +262,88 @@ class Variable(Tensor):
     def __repr__(self):
         return f"<hessgrad.Variable {self._var_name!r} shape={self.shape} dtype={self.dtype} " \
                f"numpy={self._value!r}>"
+
+
+class Written(Tensor):
+    """A tensor written in place after it was made (``a[i] = v``, ``a += b``, ``np.add.at``, or
+    a view of an array so written): the object now stands for its newest value,
+    :func:`current`, a plain Tensor that the ops layer computes (``t._mut.value()``).
+
+    Writes are functional under the hood: each makes a new tensor. The written object keeps
+    in its slots the value it had when it was made, which is what the recorders saw when they
+    recorded the ops that read it before the write (tape records, graph nodes hold the
+    object): those records stay true. Every op applied to it from now on reads its newest
+    value (``bind`` resolves it), and so do its public attributes (shape, ``numpy()``,
+    ``float()``, ...). The backprop core runs a recorded op's rules inside
+    :class:`as_recorded`, where its written operands stand for their recorded values again.
+    A write never changes a tensor's dtype, graph, or whether it is symbolic; only an eager
+    array's ``resize`` changes its shape.
+    """
+
+    __slots__ = ()
+    count = 0  # tensors ever written: the backprop core looks for them only when nonzero
+
+    def __repr__(self):
+        return repr(current(self))
+
+    __str__ = __repr__
+
+
+def _delegate(name):
+    attribute = getattr(Tensor, name)
+    if isinstance(attribute, property):
+        return property(lambda self: getattr(current(self), name), doc=attribute.__doc__)
+
+    def method(self, *args, **kwargs):
+        return getattr(current(self), name)(*args, **kwargs)
+    method.__name__ = name
+    method.__doc__ = attribute.__doc__
+    return method
+
+
+for _name in ("shape", "dtype", "_dtype_kind", "numpy", "__array__", "__bool__", "__float__",
+              "__int__", "__index__", "__complex__", "item", "tolist", "_concrete",
+              "_converted", "_refuse_if_differentiated"):
+    setattr(Written, _name, _delegate(_name))
+
+
+def current(t):
+    """What ``t`` stands for now: ``t`` itself, or for a tensor written in place (see
+    :class:`Written`) its newest value, a plain Tensor. Other values are returned as they are.
+    """
+    return t._mut.value() if type(t) is Written else t
+
+
+def mark_written(t):
+    """From now on ``t`` (a Tensor whose ``_mut`` the ops layer has set) stands for
+    ``t._mut.value()``; see :class:`Written`."""
+    if type(t) is Written:
+        return
+    if type(t) is not Tensor:
+        raise TypeError(f"a {type(t).__name__} cannot be written in place")
+    t.__class__ = Written
+    Written.count += 1
+
+
+class as_recorded:
+    """Context in which ``tensors`` (those of them written in place) stand for the values
+    they had when made, as the records that hold them mean: the backprop core runs an op's
+    rules inside it, so that they read the op's operands and results as they were recorded.
+    """
+
+    __slots__ = ("tensors",)
+
+    def __init__(self, tensors):
+        self.tensors = [t for t in tensors if type(t) is Written]
+
+    def __enter__(self):
+        for t in self.tensors:
+            t.__class__ = Tensor
+        return self
+
+    def __exit__(self, *exc):
+        for t in self.tensors:
+            t.__class__ = Written
 
 
 class ConcretizationError(TypeError):

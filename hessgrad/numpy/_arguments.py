@@ -5,7 +5,7 @@ import warnings
 
 import numpy as _np
 
-from ..engine.tensor import Tensor as _Tensor
+from ..engine.tensor import Tensor as _Tensor, current as _current
 from ..ops import core as _core
 from . import _reductions as _r
 from ._arraylike import asarray as _asarray
@@ -25,7 +25,7 @@ def _symbolic(x):
 
 
 def _value(x):
-    return x._value if isinstance(x, _Tensor) else _np.asarray(x)
+    return _current(x)._value if isinstance(x, _Tensor) else _np.asarray(x)
 
 
 def _concrete(fname, x, what, why):

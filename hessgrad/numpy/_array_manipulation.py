@@ -16,6 +16,7 @@ from numpy.lib.array_utils import normalize_axis_tuple as _normalize_axis_tuple
 from ..engine.tensor import Tensor as _Tensor
 from ..ops import core as _core, shape as _sh
 from ._arguments import _array, _as_tensor, _concrete
+from ._out import writes_out as _writes_out
 
 
 def matrix_transpose(x, /):
@@ -112,7 +113,8 @@ def _as_matrix(x):
     nd = len(x.shape)
     if nd > 2:
         raise ValueError(f"bmat: matrix must be 2-dimensional, got shape {tuple(x.shape)}")
-    return x if nd == 2 else _core.reshape(x, shape=(1, -1))
+    # a new array (as numpy's matrix copies): a write into it must not reach a block
+    return _core.identity(x) if nd == 2 else _core.reshape(x, shape=(1, -1))
 
 
 def _named_blocks(text, ldict, gdict):
@@ -252,6 +254,13 @@ def trim_zeros(filt, trim="fb", axis=None):
                   if ax in axes else slice(None) for ax in range(nd))
     return _core.getitem(arr, index=index)
 
+
+# numpy's out=: the result written into the array given, in place (see ._out)
+for _name, _position, _casting in (
+    ("compress", 3, "unsafe"),
+):
+    globals()[_name] = _writes_out(_name, _position, _casting)(globals()[_name])
+del _name, _position, _casting
 
 __all__ = ["matrix_transpose", "unstack", "rollaxis", "resize", "bmat", "compress", "extract",
            "trim_zeros"]

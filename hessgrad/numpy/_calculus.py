@@ -13,6 +13,7 @@ from ..ops import core as _core, elementwise as _ew, indexing as _ix, reduction 
     shape as _sh, signal as _sig, sorting as _sorting
 from . import _reductions as _r
 from ._arguments import _array, _as_tensor, _cast, _const, _dtype, _slice
+from ._out import writes_out as _writes_out
 
 
 # --- numpy 2's cumulative_sum / cumulative_prod -------------------------------------------
@@ -298,5 +299,14 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     y = _ew.where(_ew.less(x, first_x), lo, y)
     return _ew.where(_ew.greater(x, last_x), hi, y)
 
+
+_KEYWORD = 1 << 20  # out= is keyword-only
+# numpy's out=: the result written into the array given, in place (see ._out)
+for _name, _position, _casting in (
+    ("cumulative_sum", _KEYWORD, "unsafe"),
+    ("cumulative_prod", _KEYWORD, "unsafe"),
+):
+    globals()[_name] = _writes_out(_name, _position, _casting)(globals()[_name])
+del _name, _position, _casting
 
 __all__ = ["cumulative_sum", "cumulative_prod", "ediff1d", "gradient", "trapezoid", "interp"]

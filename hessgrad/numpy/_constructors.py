@@ -1,9 +1,11 @@
 """Array constructors with numpy's names and signatures: array, asarray, zeros, ones, full,
 the ``*_like`` family, eye, identity, arange, linspace, logspace, geomspace, copy.
 
-They return tensors (graph constants while tracing), never writable numpy arrays, so that
-``a[i] = tensor`` cannot silently drop a gradient. ``array``/``asarray`` of lists holding
-tensors stack them, and ``full``/``full_like``/``linspace`` differentiate in tensor arguments.
+They return tensors (graph constants while tracing), never numpy arrays, so that
+``a[i] = tensor`` cannot silently drop a gradient: hessgrad arrays, which numpy code writes
+in place as it writes numpy's (``a[i] = v``, ``a += b``, see ``hessgrad.ops.inplace``), with
+exact derivatives. ``array``/``asarray`` of lists holding tensors stack them, and
+``full``/``full_like``/``linspace`` differentiate in tensor arguments.
 
 >>> import hessgrad.numpy as hnp
 >>> hnp.zeros((2, 3)).shape
@@ -12,13 +14,21 @@ tensors stack them, and ``full``/``full_like``/``linspace`` differentiate in ten
 
 import numpy as _np
 
-from ..engine.tensor import Tensor as _Tensor
-from ..ops import core as _core, elementwise as _ew, shape as _sh
+from ..engine.tensor import Tensor as _Tensor, current as _current
+from ..ops import core as _core, elementwise as _ew, inplace as _ip, shape as _sh
 from ._arraylike import has_tensor as _has_tensor, stacked as _stacked
 
 
 def _const(value):
-    return _core.constant(value)
+    return _ip.mark_array(_core.constant(value))
+
+
+def _new(out, *inputs):
+    """``out`` as a new array (numpy's constructors copy): never one of ``inputs``, which a
+    write into it would change too."""
+    if any(out is x for x in inputs):
+        out = _core.identity(out)
+    return _ip.mark_array(out)
 
 
 def _cast(x, dtype):
@@ -45,10 +55,13 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, lik
         if copy and out is object:
             out = _core.identity(out)
         out = _cast(out, dtype)
+        if out is not object:
+            _ip.mark_array(out)
     else:
         out = _const(_np.array(object, dtype=dtype))
     if ndmin and len(out.shape) < ndmin:
-        out = _core.reshape(out, shape=(1,) * (ndmin - len(out.shape)) + tuple(out.shape))
+        out = _ip.mark_array(
+            _core.reshape(out, shape=(1,) * (ndmin - len(out.shape)) + tuple(out.shape)))
     return out
 
 
@@ -72,7 +85,8 @@ def astype(x, dtype, /, *, copy=True, device=None):
     """
     if device not in (None, "cpu"):
         raise ValueError(f"astype: device must be None or 'cpu', got {device!r}")
-    return _cast(asarray(x), dtype)
+    out = _cast(asarray(x), dtype)
+    return _new(out, x) if copy else out
 
 
 def ascontiguousarray(a, dtype=None, *, like=None):
@@ -82,7 +96,7 @@ def ascontiguousarray(a, dtype=None, *, like=None):
 def copy(a, order="K", subok=False):
     """A copy of ``a`` (the identity for differentiation)."""
     if isinstance(a, _Tensor):
-        return _core.identity(a)
+        return _ip.mark_array(_core.identity(a))
     return array(a)
 
 
@@ -112,7 +126,7 @@ def full(shape, fill_value, dtype=None, order="C", *, like=None):
     shape = _shape_arg(shape, "full")
     if _has_tensor(fill_value):
         value = _cast(_sh.as_array(fill_value, "full"), dtype)
-        return _sh.broadcast_to(value, shape)
+        return _new(_sh.broadcast_to(value, shape), fill_value, value)
     return _const(_np.full(shape, fill_value, dtype=dtype))
 
 
@@ -150,7 +164,8 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, d
     shape = _like_shape(a, shape, "full_like")
     dtype = _like_dtype(a, dtype)
     if _has_tensor(fill_value):
-        return _sh.broadcast_to(_cast(_sh.as_array(fill_value, "full_like"), dtype), shape)
+        value = _cast(_sh.as_array(fill_value, "full_like"), dtype)
+        return _new(_sh.broadcast_to(value, shape), fill_value, value)
     return _const(_np.full(shape, fill_value, dtype=dtype))
 
 
@@ -263,7 +278,7 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     start = _sh.as_array(start, "geomspace")
     stop = _sh.as_array(stop, "geomspace")
     for bound in (start, stop):
-        value = bound._value if isinstance(bound, _Tensor) else _np.asarray(bound)
+        value = _current(bound)._value if isinstance(bound, _Tensor) else _np.asarray(bound)
         if value is not None and _np.any(value == 0):
             raise ValueError("geomspace: Geometric sequence cannot include zero "
                              "(a 'start' or 'stop' entry is 0)")

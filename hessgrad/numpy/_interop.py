@@ -2,14 +2,16 @@
 
 * Methods (``x.sum()``, ``x.reshape(-1, 4)``, ``x.astype(float)``, ...) call the function of
   the same name in ``hessgrad.numpy``, looked up when called, so they pick up whatever the
-  namespace offers.
+  namespace offers. The methods that write in place (``fill``, ``sort``, ``resize``, ``put``,
+  ``x.flat[i] = v``, ``x //= y``) do so as numpy's (``hessgrad.ops.inplace``).
 * ``Tensor.__array_ufunc__``: numpy ufuncs given a tensor (``np.exp(t)``, ``ndarray + t``,
   ``np.float64(2.0) * t``) run the same-named ``hessgrad.numpy`` function.
 * ``Tensor.__array_function__``: numpy functions given a tensor (``np.sum(t)``,
   ``np.linalg.norm(t)``, ``np.concatenate([t, a])``) run ``hessgrad.numpy`` (or ``.linalg``)
   by name. A function hessgrad lacks raises a TypeError, unless its result is integer or
   boolean (a constant: ``np.allclose``, ``np.searchsorted``), which is computed on concrete
-  values: passing a tensor to numpy never silently drops its gradient.
+  values: passing a tensor to numpy never silently drops its gradient. ``out=`` tensors are
+  written in place, and ``np.add.at(t, ...)`` (any ufunc's ``at``) updates ``t`` in place.
 
 >>> import numpy as np
 >>> import hessgrad as hg
@@ -23,8 +25,9 @@ import numpy as _np
 
 from ..engine.graph import WEAK_SCALARS, python_operator
 from ..engine.nest import flatten as _flatten
-from ..engine.tensor import Tensor
-from ..ops import core as _core, elementwise as _ew, indexing as _ix
+from ..engine.tensor import Tensor, current as _current
+from ..ops import core as _core, elementwise as _ew, indexing as _ix, inplace as _ip
+from ._out import write_out as _write_out
 
 _CUSTOM_HINT = ("write it with hessgrad.numpy functions, or wrap a numpy implementation with "
                 "hessgrad.custom_gradient (giving its gradient)")
@@ -88,7 +91,8 @@ def _astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
 
 
 def _flatten_method(self, order="C"):
-    return _require("ravel")(self, order)
+    out = _require("reshape")(self, -1, order=order, copy=True)  # a copy, never a view
+    return out if out is not self else _core.identity(self)
 
 
 def _copy(self, order="C"):
@@ -101,12 +105,79 @@ def _conj(self):
     return _require("conjugate", "conj")(self)
 
 
-def _in_place(name, hint):
-    def method(self, *args, **kwargs):
-        raise TypeError(f"Tensor.{name} would modify the tensor in place, and hessgrad "
-                        f"tensors are immutable; use {hint}")
-    method.__name__ = name
-    return method
+def _fill(self, value):
+    """``x.fill(value)``: every element set to the scalar ``value``, in place."""
+    if _np.size(value) != 1 if not isinstance(value, Tensor) else value.size != 1:
+        raise ValueError(f"Tensor.fill: the value must be a scalar, got shape "
+                         f"{_np.shape(value) if not isinstance(value, Tensor) else value.shape}")
+    _ip.setitem(self, Ellipsis, value)
+
+
+def _sort_method(self, axis=-1, kind=None, order=None, *, stable=None):
+    """``x.sort(axis)``: sorted in place along ``axis`` (numpy's method; returns None)."""
+    if order is not None:
+        raise TypeError("Tensor.sort: order= (fields of structured arrays) is not supported")
+    _ip.check_writable(self, "Tensor.sort")
+    _ip.assign(self, _require("sort")(_current(self), axis=axis, kind=kind, stable=stable),
+               "Tensor.sort")
+
+
+def _resize_method(self, *new_shape, refcheck=True):
+    """``x.resize(new_shape)``: reshaped in place to ``new_shape``, its elements in C order,
+    zeros appended (numpy's method, not ``np.resize``, which repeats them); only for an eager
+    array that is no view and has none, as numpy (which also counts references)."""
+    _ip.check_writable(self, "Tensor.resize")
+    shape = new_shape[0] if len(new_shape) == 1 and not isinstance(new_shape[0], int) \
+        else new_shape
+    shape = (int(shape),) if _np.ndim(shape) == 0 else tuple(int(d) for d in shape)
+    if any(d < 0 for d in shape):
+        raise ValueError(f"Tensor.resize: negative dimensions are not allowed, got {shape}")
+    x = _current(self)
+    size, new = int(_np.prod(x.shape, dtype=_np.int64)), int(_np.prod(shape, dtype=_np.int64))
+    flat = _core.reshape(x, shape=(size,))
+    if new <= size:
+        flat = _core.getitem(flat, index=slice(0, new))
+    else:
+        flat = _require("concatenate")([flat, _np.zeros(new - size, x.dtype)])
+    _ip.resized(self, _core.reshape(flat, shape=shape), "Tensor.resize")
+
+
+def _put_method(self, indices, values, mode="raise"):
+    return _require("put")(self, indices, values, mode)
+
+
+class FlatIterator:
+    """``x.flat``: ``x`` as a 1-D sequence of its elements in C order; ``x.flat[i] = v``
+    writes into ``x`` (values repeated as needed, as numpy's)."""
+
+    __slots__ = ("base",)
+
+    def __init__(self, base):
+        self.base = base
+
+    def __len__(self):
+        return int(_np.prod(self.base.shape, dtype=_np.int64))
+
+    def __getitem__(self, index):
+        return _require("ravel")(self.base)[index]
+
+    def __setitem__(self, index, value):
+        a = self.base
+        shape = tuple(a.shape)
+        positions = _np.arange(len(self))[index]
+        if isinstance(value, (list, tuple)) or _np.ndim(value) or isinstance(value, Tensor) \
+                and value.shape:
+            value = _require("resize")(value, _np.shape(positions))
+        _ip.setitem(a, _np.unravel_index(positions, shape), value)
+
+    def __iter__(self):
+        return iter(_require("ravel")(self.base))
+
+    def __array__(self, dtype=None, copy=None):
+        return _np.asarray(_require("ravel")(self.base).__array__(dtype))
+
+    def copy(self):
+        return _core.identity(_require("ravel")(self.base))
 
 
 def _real(self):
@@ -154,8 +225,8 @@ METHODS = {
     "mT": property(lambda self: _require("swapaxes")(self, -1, -2)),
     "nbytes": property(lambda self: self.size * _np.dtype(self.dtype).itemsize),
     "itemsize": property(lambda self: _np.dtype(self.dtype).itemsize),
-    "sort": _in_place("sort", "`x = hessgrad.numpy.sort(x)`"),
-    "fill": _in_place("fill", "`x = hessgrad.numpy.full_like(x, value)`"),
+    "sort": _sort_method, "fill": _fill, "resize": _resize_method, "put": _put_method,
+    "flat": property(FlatIterator, doc=FlatIterator.__doc__),
     "__round__": _round_builtin,
 }
 for _name in ("sum", "mean", "max", "min", "prod", "var", "std", "cumsum", "cumprod",
@@ -170,6 +241,23 @@ for _dunder, _fname, _swap in (("__floordiv__", "floor_divide", False),
                                ("__rdivmod__", "divmod", True)):
     if _dunder not in Tensor.__dict__:
         METHODS[_dunder] = _binary(_fname, _swap)
+
+
+def _in_place_binary(dunder, fname):
+    """``x //= y``, ``x %= y``: in place where numpy's arrays are (see ops.inplace)."""
+    def op(self, other):
+        result = getattr(self, dunder)(other)
+        if result is NotImplemented or not _ip.updates_in_place(self):
+            return result
+        return _ip.in_place(self, result, fname)
+    op.__name__ = dunder.replace("__", "__i", 1)
+    return op
+
+
+for _dunder, _fname in (("__floordiv__", "floor_divide"), ("__mod__", "remainder")):
+    _idunder = _dunder.replace("__", "__i", 1)
+    if _idunder not in Tensor.__dict__:
+        METHODS[_idunder] = _in_place_binary(_dunder, _fname)
 
 
 # --- numpy's dispatch protocols ------------------------------------------------------------------
@@ -230,13 +318,10 @@ def _constant_fallback(func, qualname, args, kwargs):
     return result
 
 
-def _reject_out(name, kwargs):
-    out = kwargs.pop("out", None)
-    if out is not None and any(o is not None for o in (out if isinstance(out, tuple)
-                                                       else (out,))):
-        raise TypeError(f"numpy.{name}: out= cannot receive a hessgrad Tensor result (numpy "
-                        "arrays cannot carry gradients, and tensors are immutable); use the "
-                        "returned value, e.g. `a = a + t` instead of `a += t`")
+def _out_given(kwargs):
+    out = kwargs.get("out")
+    return out is not None and any(o is not None for o in (out if isinstance(out, tuple)
+                                                           else (out,)))
 
 
 # ufunc -> the hessgrad function it calls: ``ndarray * tensor`` comes here on every call
@@ -250,7 +335,14 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
         if fn is not None:
             return fn(*inputs)
     name = ufunc.__name__
-    _reject_out(name, kwargs)
+    if _out_given(kwargs) and (method != "__call__" or _lookup(name) is None):
+        # out= a tensor (or a numpy array given tensor inputs): the result written into it
+        out = kwargs.pop("out")
+        casting = kwargs.get("casting", "same_kind" if method == "__call__" else "unsafe")
+        return _write_out(f"numpy.{name}", out, _array_ufunc(self, ufunc, method, *inputs,
+                                                              **kwargs), casting)
+    if not _out_given(kwargs):
+        kwargs.pop("out", None)
     if method == "__call__":
         fn = _lookup(name) or _lookup(name, module=_ew)
         if fn is not None:
@@ -268,8 +360,11 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
         a = _core.reshape(a, shape=tuple(a.shape) + (1,) * len(b.shape))
         return _array_ufunc(self, ufunc, "__call__", a, b, **kwargs)
     if method == "at":
-        raise TypeError(f"numpy.{name}.at modifies an array in place; hessgrad tensors are "
-                        f"immutable: use `x = x.at[index].add(v)` (or .set, .multiply)")
+        fn = _lookup(name)
+        if fn is None or not hasattr(fn, "at"):
+            raise TypeError(f"numpy.{name}.at is not supported for hessgrad Tensors: "
+                            f"hessgrad.numpy has no ufunc {name!r}")
+        return fn.at(*inputs, **kwargs)
     raise TypeError(f"numpy.{name}.{method} is not supported for hessgrad Tensors; "
                     f"{_CUSTOM_HINT}")
 

@@ -2,8 +2,10 @@
 
 Each ufunc here takes its inputs positionally like numpy's and accepts numpy's keywords:
 ``dtype=`` casts the inputs (checked with ``casting``, ``"same_kind"`` by default) as numpy
-does; ``out=`` must be None (hessgrad arrays are immutable) and ``where=`` must be True (a
-masked, partly uninitialised result cannot be differentiated: use ``hessgrad.numpy.where``).
+does; ``out=`` writes the result into an existing array, in place (``hessgrad.numpy._out``),
+and ``where=`` then leaves ``out`` as it was where the mask is False (without ``out`` the
+masked result would be partly uninitialised: refused, use ``hessgrad.numpy.where``).
+``ufunc.at(a, indices, b)`` updates ``a`` in place, unbuffered, as numpy's.
 Broadcasting and dtype promotion are numpy's own: the primitives run numpy on the values.
 """
 
@@ -13,10 +15,11 @@ import inspect as _inspect
 import numpy as _np
 
 from ..engine.dispatch import bind_eager as _bind_eager
-from ..engine.tensor import Tensor as _Tensor, dtype_of as _dtype_of
-from ..ops import core as _core, elementwise as _ew
+from ..engine.tensor import Tensor as _Tensor, current as _current, dtype_of as _dtype_of
+from ..ops import core as _core, elementwise as _ew, inplace as _ip
+from ._out import single_out as _single_out, write_out as _write_out
 from ._arraylike import any_sequence as _any_sequence, asarray as _asarray, \
-    stacked as _stacked, stacked_args as _stacked_args
+    has_tensor as _has_tensor, stacked as _stacked, stacked_args as _stacked_args
 
 
 
@@ -29,19 +32,19 @@ _NoValue = _NoValueType()  # "not given" (None means "no bound" in clip)
 
 
 def _reject_out(name, out):
+    """For the few functions that take no ``out=`` (frexp, modf, the Fourier transforms)."""
     if out is not None:
         raise TypeError(
-            f"hessgrad.numpy.{name}: out= is not supported: hessgrad arrays are immutable, so "
-            f"results cannot be written into an existing array. Use the return value, "
-            f"e.g. `y = hnp.{name}(...)`.")
+            f"hessgrad.numpy.{name}: out= is not supported here; use the return value, e.g. "
+            f"`y = hnp.{name}(...)` (or write it into an array: `out[...] = y`)")
 
 
-def _reject_where(name, where):
-    if where is not True:
+def _reject_where(name, where, out=None):
+    if where is not True and out is None:
         raise TypeError(
-            f"hessgrad.numpy.{name}: where= is not supported (it leaves the masked entries "
-            f"of the result uninitialised). Compute everywhere and select with "
-            f"`hnp.where(mask, hnp.{name}(...), other)`.")
+            f"hessgrad.numpy.{name}: where= without out= is not supported (it leaves the "
+            f"masked entries of the result uninitialised). Pass out=, or compute everywhere "
+            f"and select with `hnp.where(mask, hnp.{name}(...), other)`.")
 
 
 def _cast_inputs(name, args, dtype, casting):
@@ -85,8 +88,8 @@ def _ufunc(name, op, nin, summary, example):
         if len(args) != nin:
             raise TypeError(f"hessgrad.numpy.{name}() takes {nin} positional input"
                             f"{'s' if nin > 1 else ''} but {len(args)} were given")
-        _reject_out(name, out)
-        _reject_where(name, where)
+        out = _single_out(name, out)
+        _reject_where(name, where, out)
         if signature is not None:
             raise TypeError(f"hessgrad.numpy.{name}: signature= is not supported; use dtype=")
         if dtype is not None:
@@ -95,7 +98,9 @@ def _ufunc(name, op, nin, summary, example):
             elif _np.dtype(dtype) != _np.bool_:
                 raise TypeError(f"hessgrad.numpy.{name}: the result is boolean; dtype= can "
                                 f"only be bool, not {_np.dtype(dtype)}")
-        return op(*args)
+        if out is None:
+            return op(*args)
+        return _write_out(name, out, op(*args), casting, where=where)
 
     inputs = ["x"] if nin == 1 else [f"x{k + 1}" for k in range(nin)]
     params = [_inspect.Parameter(p, _inspect.Parameter.POSITIONAL_ONLY) for p in inputs]
@@ -107,8 +112,39 @@ def _ufunc(name, op, nin, summary, example):
     ufunc.__signature__ = _inspect.Signature(params)
     ufunc.__name__ = ufunc.__qualname__ = name
     ufunc.nin, ufunc.nout = nin, 1
+    ufunc.at = _at(name, op, nin)
     ufunc.__doc__ = _doc(name, summary, example, ", ".join(inputs))
     return ufunc
+
+
+def _at(name, op, nin):
+    def at(a, indices, b=None):
+        """numpy's ``ufunc.at``: ``a`` updated in place at ``indices``, unbuffered (a
+        position indexed k times is updated k times); returns None."""
+        if not isinstance(a, _Tensor):
+            if not isinstance(a, _np.ndarray):
+                raise TypeError(f"{name}.at: the array written into must be an array, got "
+                                f"{type(a).__name__}")
+            # numpy's own, given values: refused for a tensor being differentiated
+            b = b if b is None or not _has_tensor(b) else _np.asarray(_stacked(b, name))
+            if _has_tensor(indices):
+                indices = _np.asarray(_stacked(indices, name))
+            return getattr(_np, name).at(a, indices, *(() if b is None else (b,)))
+        _ip.check_writable(a, f"{name}.at")
+        if (b is None) != (nin == 1):
+            raise TypeError(f"{name}.at: {'a second operand is' if nin == 2 else 'no second '}"
+                            f"{' needed' if nin == 2 else 'operand is taken'} "
+                            f"(a {nin}-input ufunc)")
+        x = _current(a)
+        if name in ("add", "subtract"):
+            b = _stacked(b, f"{name}.at", "b")
+            new = _ip.added_at(x, indices, b if name == "add" else _ew.negative(b),
+                               f"{name}.at")
+        else:
+            new = _ip.applied_at(x, indices, op, b, f"{name}.at")
+        _ip.in_place(a, new, name)
+    at.__name__ = at.__qualname__ = "at"
+    return at
 
 
 def _doc(name, summary, example, inputs):
@@ -118,12 +154,14 @@ def _doc(name, summary, example, inputs):
     Args:
         {inputs}: array-likes or tensors.
         dtype: cast the inputs to this dtype first (as numpy's ufuncs do).
-        out, where: accepted for compatibility; only ``out=None`` and ``where=True``.
+        out: an array to write the result into (in place; returned).
+        where: with ``out``, the elements to write (the others keep their values).
     Returns:
         A Tensor with numpy's result shape and dtype.
     Raises:
         ValueError: the inputs cannot be broadcast together.
-        TypeError: ``out`` or ``where`` given, or a ``dtype`` the inputs cannot be cast to.
+        TypeError: ``where`` without ``out``, or a ``dtype`` the inputs (or the result, into
+            ``out``) cannot be cast to.
 
     >>> import hessgrad.numpy as hnp
     >>> hnp.{call}.tolist()
@@ -257,9 +295,9 @@ def divmod(x1, x2, out=(None, None), *, where=True, dtype=None,  # noqa: A001 - 
 
     Args:
         x1, x2: array-likes or tensors (broadcast together).
-        dtype: cast the inputs first. ``out`` must be None, ``where`` True.
+        dtype: cast the inputs first. ``out``: a pair of arrays to write the results into.
     Returns:
-        A pair of Tensors: the floored quotient and the remainder.
+        A pair of Tensors: the floored quotient and the remainder (``out`` if given).
     Raises:
         ValueError: the inputs cannot be broadcast together.
 
@@ -267,13 +305,18 @@ def divmod(x1, x2, out=(None, None), *, where=True, dtype=None,  # noqa: A001 - 
     >>> [t.tolist() for t in hnp.divmod([7.0, -7.0], 3.0)]
     [[2.0, -3.0], [1.0, 2.0]]
     """
-    for o in (out if isinstance(out, tuple) else (out,)):
-        _reject_out("divmod", o)
-    _reject_where("divmod", where)
+    outs = out if isinstance(out, tuple) else (out, None)
+    if len(outs) != 2:
+        raise ValueError(f"divmod: out= must hold two arrays, got {len(outs)}")
+    _reject_where("divmod", where, None if all(o is None for o in outs) else outs)
     x1, x2 = _stacked_args((x1, x2), "divmod")
     if dtype is not None:
         x1, x2 = _cast_inputs("divmod", (x1, x2), dtype, casting)
-    return _divmod_op(x1, x2)
+    results = _divmod_op(x1, x2)
+    if all(o is None for o in outs):
+        return results
+    return tuple(r if o is None else _write_out("divmod", o, r, casting, where=where)
+                 for r, o in zip(results, outs))
 
 
 divmod.nin, divmod.nout = 2, 2
@@ -292,18 +335,16 @@ def round(a, decimals=0, out=None):  # noqa: A001 - numpy's name
     Args:
         a: array-like or tensor.
         decimals: number of decimal places (negative: to the left of the point).
-        out: must be None.
+        out: an array to write the result into (in place; returned).
     Returns:
         A Tensor of ``a``'s shape and dtype.
-    Raises:
-        TypeError: ``out`` is given.
 
     >>> import hessgrad.numpy as hnp
     >>> hnp.round([1.25, 2.5, 3.5], 1).tolist()
     [1.2, 2.5, 3.5]
     """
-    _reject_out("round", out)
-    return _ew.round(_stacked(a, "round"), decimals=int(decimals))
+    result = _ew.round(_stacked(a, "round"), decimals=int(decimals))
+    return result if out is None else _write_out("round", out, result, "unsafe")
 
 
 around = round
@@ -316,8 +357,8 @@ def fix(x, out=None):
     >>> hnp.fix([-2.5, 2.5]).tolist()
     [-2.0, 2.0]
     """
-    _reject_out("fix", out)
-    return _ew.trunc(_stacked(x, "fix", "x"))
+    result = _ew.trunc(_stacked(x, "fix", "x"))
+    return result if out is None else _write_out("fix", out, result, "unsafe")
 
 
 def clip(a, a_min=_NoValue, a_max=_NoValue, out=None, *, min=_NoValue,  # noqa: A002
@@ -331,19 +372,20 @@ def clip(a, a_min=_NoValue, a_max=_NoValue, out=None, *, min=_NoValue,  # noqa: 
         a: array-like or tensor.
         a_min, a_max: lower and upper bounds (arrays broadcast); None for no bound. ``min``
             and ``max`` are numpy 2's keyword spellings.
-        dtype: cast the inputs first. ``out`` must be None, ``where`` True.
+        dtype: cast the inputs first. ``out``: an array to write the result into (in place;
+            returned), ``where`` (with ``out``) the elements written.
     Returns:
         A Tensor of the broadcast shape.
     Raises:
         ValueError: the bounds are given twice, or the shapes cannot be broadcast together.
-        TypeError: ``out`` or ``where`` given.
+        TypeError: ``where`` without ``out``.
 
     >>> import hessgrad.numpy as hnp
     >>> hnp.clip([-2.0, 0.5, 3.0], -1.0, 1.0).tolist()
     [-1.0, 0.5, 1.0]
     """
-    _reject_out("clip", out)
-    _reject_where("clip", where)
+    out = _single_out("clip", out)
+    _reject_where("clip", where, out)
     a, a_min, a_max, min, max = (_stacked(v, "clip", k) for k, v in (  # noqa: A001
         ("a", a), ("a_min", a_min), ("a_max", a_max), ("min", min), ("max", max)))
     for spelled, alias, label in ((a_min, min, "a_min"), (a_max, max, "a_max")):
@@ -358,7 +400,8 @@ def clip(a, a_min=_NoValue, a_max=_NoValue, out=None, *, min=_NoValue,  # noqa: 
         a = _cast_inputs("clip", (a,), dtype, casting)[0]
         lo, hi = [None if b is None else _cast_inputs("clip", (b,), dtype, "unsafe")[0]
                   for b in (lo, hi)]
-    return _ew.clip(a, lo, hi)
+    result = _ew.clip(a, lo, hi)
+    return result if out is None else _write_out("clip", out, result, casting, where=where)
 
 
 def where(condition, x=_NoValue, y=_NoValue):
@@ -441,9 +484,9 @@ def isneginf(x, out=None):
     >>> hnp.isneginf([float('-inf'), float('inf')]).tolist()
     [True, False]
     """
-    _reject_out("isneginf", out)
     x = _stacked(x, "isneginf", "x")
-    return _ew.logical_and(_ew.isinf(x), _ew.signbit(x))
+    result = _ew.logical_and(_ew.isinf(x), _ew.signbit(x))
+    return result if out is None else _write_out("isneginf", out, result, "unsafe")
 
 
 def isposinf(x, out=None):
@@ -453,9 +496,9 @@ def isposinf(x, out=None):
     >>> hnp.isposinf([float('-inf'), float('inf')]).tolist()
     [False, True]
     """
-    _reject_out("isposinf", out)
     x = _stacked(x, "isposinf", "x")
-    return _ew.logical_and(_ew.isinf(x), _ew.logical_not(_ew.signbit(x)))
+    result = _ew.logical_and(_ew.isinf(x), _ew.logical_not(_ew.signbit(x)))
+    return result if out is None else _write_out("isposinf", out, result, "unsafe")
 
 
 __all__ = sorted(list(_UFUNCS) + [

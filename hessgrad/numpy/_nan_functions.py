@@ -13,6 +13,7 @@ from ..ops import core as _core, elementwise as _ew, indexing as _ix, reduction 
 from . import _reductions as _r
 from ._arguments import (_array, _as_tensor, _dtype, _is_float, _out_shape, _reduced_axes,
                          _scalar, _warn_if)
+from ._out import writes_out as _writes_out
 
 
 # --- NaN-ignoring reductions --------------------------------------------------------------
@@ -254,6 +255,20 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
     return _nanquantile("nanpercentile", a, q, axis, out, method, keepdims, weights,
                         interpolation, 100)
 
+
+# numpy's out=: the result written into the array given, in place (see ._out)
+for _name, _position, _casting in (
+    ("nanmax", 2, "unsafe"),
+    ("nanmin", 2, "unsafe"),
+    ("nanprod", 3, "unsafe"),
+    ("nanvar", 3, "unsafe"),
+    ("nanstd", 3, "unsafe"),
+    ("nanmedian", 2, "unsafe"),
+    ("nanquantile", 3, "unsafe"),
+    ("nanpercentile", 3, "unsafe"),
+):
+    globals()[_name] = _writes_out(_name, _position, _casting)(globals()[_name])
+del _name, _position, _casting
 
 __all__ = ["nanmax", "nanmin", "nanprod", "nanvar", "nanstd", "nancumsum", "nancumprod",
            "nanmedian", "nanquantile", "nanpercentile"]

@@ -7,6 +7,7 @@ from ..engine.tensor import shape_of as _shape_of
 from ..ops import core as _core, elementwise as _ew, linalg as _la, reduction as _red, \
     shape as _sh
 from ._arraylike import asarray as _asarray
+from ._out import writes_out as _writes_out
 
 
 def _arr(x, fname="dot", what="a"):
@@ -184,6 +185,17 @@ def vecmat(x1, x2, /):
     row = _sh.expand_dims(_ew.conj(x1), -2)
     return _core.getitem(_la.matmul(row, x2), index=(Ellipsis, 0, slice(None)))
 
+
+_KEYWORD = 1 << 20  # out= is keyword-only
+# numpy's out=: the result written into the array given, in place (see ._out)
+for _name, _position, _casting in (
+    ("dot", 2, "same_kind"),
+    ("matmul", 2, "same_kind"),
+    ("outer", 2, "same_kind"),
+    ("einsum", _KEYWORD, "safe"),
+):
+    globals()[_name] = _writes_out(_name, _position, _casting)(globals()[_name])
+del _name, _position, _casting
 
 __all__ = ["dot", "vdot", "matmul", "inner", "outer", "tensordot", "einsum", "kron", "cross",
            "vecdot", "matvec", "vecmat"]

@@ -15,6 +15,7 @@ from numpy.lib.array_utils import normalize_axis_tuple as _normalize_axis_tuple
 from ..engine.tensor import Tensor as _Tensor
 from ..ops import core as _core, elementwise as _ew, reduction as _red, sorting as _sorting
 from ._arraylike import asarray as _asarray, stacked as _stacked
+from ._out import writes_out as _writes_out
 
 
 # --- argument handling --------------------------------------------------------------------
@@ -26,9 +27,9 @@ def _array(fname, a, what="a"):
 
 
 def _no_out(fname, out):
-    if out is not None:
-        raise TypeError(f"{fname}: out= is not supported: hessgrad arrays are immutable "
-                        f"(they are differentiated functionally); use the returned value")
+    if out is not None:  # the functions decorated at the end of this module never see one
+        raise TypeError(f"{fname}: out= is not supported here; use the returned value (or "
+                        f"write it into an array: `out[...] = result`)")
 
 
 def _axes(fname, a, axis, scalar_ok=True):
@@ -564,6 +565,15 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     return _quantile_common("percentile", a, q, axis, out, method, keepdims, weights,
                             interpolation, 100)
 
+
+# numpy's out=: the result written into the array given (in place), cast unsafely
+for _name, _position in (("sum", 3), ("prod", 3), ("mean", 3), ("var", 3), ("std", 3),
+                         ("max", 2), ("min", 2), ("amax", 2), ("amin", 2), ("ptp", 2),
+                         ("argmax", 2), ("argmin", 2), ("all", 2), ("any", 2), ("nansum", 3),
+                         ("nanmean", 3), ("cumsum", 3), ("cumprod", 3), ("median", 2),
+                         ("quantile", 3), ("percentile", 3)):
+    globals()[_name] = _writes_out(_name, _position)(globals()[_name])
+del _name, _position
 
 __all__ = ["sum", "prod", "mean", "average", "var", "std", "max", "min", "amax", "amin",
            "ptp", "argmax", "argmin", "all", "any", "count_nonzero", "nansum", "nanmean",

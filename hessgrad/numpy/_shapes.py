@@ -5,6 +5,11 @@ tensors are stacked, so ``concatenate([[0.0], x])`` differentiates in ``x``. Eve
 built from differentiable primitives (see ``hessgrad.ops.shape``), so derivatives of any order
 work in eager mode and inside ``hessgrad.function``.
 
+Where numpy returns a view (``reshape`` and ``ravel`` when they need no copy, ``transpose``,
+``swapaxes``, ``moveaxis``, ``expand_dims``, ``squeeze``), the result is noted as a view of
+its argument: writes into either show in the other (``hessgrad.ops.inplace``). Where numpy
+returns a new array, the result is never the argument itself.
+
 >>> import hessgrad.numpy as hnp
 >>> hnp.concatenate([[0.0], hnp.arange(3.0)]).numpy()
 array([0., 0., 1., 2.])
@@ -13,11 +18,12 @@ array([0., 0., 1., 2.])
 import numpy as _np
 
 from ..engine.tensor import Tensor as _Tensor, shape_of as _shape_of
-from ..ops import indexing as _ix, shape as _sh
+from ..ops import core as _core, indexing as _ix, inplace as _ip, shape as _sh
 from ._arraylike import asarray as _asarray, constant as _constant, \
     has_tensor as _has_tensor, stacked as _stacked
 from ._math import around as _around, floor as _floor
 from ._reductions import amax as _amax, amin as _amin, mean as _mean, median as _median
+from ._out import writes_out as _writes_out
 
 _NoValue = object()
 
@@ -54,8 +60,41 @@ def size(a, axis=None):
     return int(_np.prod(picked, dtype=_np.int64))
 
 
+def _new(result, *inputs):
+    """``result`` as numpy's new array: never one of ``inputs`` (a write into it would reach
+    them)."""
+    if isinstance(result, _Tensor) and any(result is x for x in inputs):
+        return _core.identity(result)
+    return result
+
+
+def _reshaped_view(a, out, order, as_numpy):
+    """``out``, ``a`` reshaped, noted as its view when numpy's ``as_numpy`` (reshape, ravel)
+    of ``a`` would give one."""
+    if isinstance(a, _Tensor) and isinstance(out, _Tensor) and out is not a and \
+            _ip.makes_view(a, as_numpy, owned_ok=order in ("C", "c")):
+        _ip.note_view(a, out, _ip.ReshapeView(_shape_of(out), order))
+    return out
+
+
+def _permuted_view(a, out, perm):
+    """``out``, ``a`` with its axes permuted by ``perm`` (numpy's transpose axes; None:
+    reversed): always a view in numpy."""
+    if isinstance(a, _Tensor) and isinstance(out, _Tensor) and out is not a:
+        _ip.note_view(a, out, _ip.TransposeView(perm))
+    return out
+
+
+def _reshaped(a, out):
+    """``out``, ``a`` with unit axes added or removed: always a view in numpy."""
+    if isinstance(a, _Tensor) and isinstance(out, _Tensor) and out is not a:
+        _ip.note_view(a, out, _ip.ReshapeView(_shape_of(out)))
+    return out
+
+
 def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
-    """numpy.reshape: ``shape`` may hold one -1; orders 'C' and 'F'.
+    """numpy.reshape: ``shape`` may hold one -1; orders 'C' and 'F'. A view of ``a`` where
+    numpy makes no copy (see the module's docstring).
 
     >>> import hessgrad.numpy as hnp
     >>> hnp.reshape(hnp.arange(6), (-1, 3)).shape
@@ -65,35 +104,57 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
         if newshape is None:
             raise TypeError("reshape: missing the new shape (argument 'shape')")
         shape = newshape
-    return _sh.reshape_to(a, shape, order)
+    out = _sh.reshape_to(a, shape, order)
+    if copy:
+        return _new(out, a)
+    return _reshaped_view(a, out, order, lambda x: x.reshape(_shape_of(out), order=order))
 
 
 def ravel(a, order="C"):
-    return _sh.ravel(a, order)
+    out = _sh.ravel(a, order)
+    return _reshaped_view(a, out, order, lambda x: _np.ravel(x, order))
 
 
 def transpose(a, axes=None):
-    return _sh.transpose_axes(a, axes)
+    out = _sh.transpose_axes(a, axes)
+    return _permuted_view(a, out, None if axes is None else
+                          tuple(int(k) % len(_shape_of(out)) for k in axes))
 
 
 def permute_dims(a, axes=None):
-    return _sh.transpose_axes(a, axes)
+    return transpose(a, axes)
 
 
 def swapaxes(a, axis1, axis2):
-    return _sh.swapaxes(_sh.as_array(a, "swapaxes"), axis1, axis2)
+    out = _sh.swapaxes(_sh.as_array(a, "swapaxes"), axis1, axis2)
+    if out is a or not isinstance(out, _Tensor):
+        return out
+    n = len(_shape_of(out))
+    perm = list(range(n))
+    i, j = int(axis1) % n, int(axis2) % n
+    perm[i], perm[j] = perm[j], perm[i]
+    return _permuted_view(a, out, tuple(perm))
 
 
 def moveaxis(a, source, destination):
-    return _sh.moveaxis(a, source, destination)
+    out = _sh.moveaxis(a, source, destination)
+    if out is a or not isinstance(out, _Tensor):
+        return out
+    n = len(_shape_of(out))
+    src = [int(k) % n for k in _np.atleast_1d(source)]
+    dst = [int(k) % n for k in _np.atleast_1d(destination)]
+    perm = [k for k in range(n) if k not in src]
+    for d, s in sorted(zip(dst, src)):
+        perm.insert(d, s)
+    return _permuted_view(a, out, tuple(perm))
 
 
 def expand_dims(a, axis):
-    return _sh.expand_dims(_sh.as_array(a, "expand_dims"), axis)
+    return _reshaped(a, _sh.expand_dims(_sh.as_array(a, "expand_dims"), axis))
 
 
 def squeeze(a, axis=None):
-    return _sh.squeeze(_sh.as_array(a, "squeeze"), axis)
+    return _reshaped(a, _sh.squeeze(_sh.as_array(a, "squeeze"), axis))
 
 
 def broadcast_to(array, shape):
@@ -129,7 +190,7 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     """
     if out is not None:
         raise TypeError("concatenate: out= is not supported: hessgrad arrays are immutable")
-    result = _sh.join(arrays, axis, "concatenate")
+    result = _new(_sh.join(arrays, axis, "concatenate"), *_listed(arrays))
     return result if dtype is None else result.astype(dtype)
 
 
@@ -165,7 +226,14 @@ def block(arrays):
             x = _sh.as_array(x, "block")
             return _sh.reshape_to(x, (1,) * (ndim - len(_shape_of(x))) + tuple(_shape_of(x)))
         return _sh.join([assemble(y, level + 1) for y in x], level - depth, "block")
-    return assemble(arrays, 0)
+    return _new(assemble(arrays, 0), *_listed(arrays))
+
+
+def _listed(arrays):
+    """The arrays inside a (nested) list of them."""
+    if isinstance(arrays, (list, tuple)):
+        return [a for x in arrays for a in _listed(x)]
+    return [arrays]
 
 
 def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
@@ -183,22 +251,22 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
 
 
 def hstack(tup, *, dtype=None, casting="same_kind"):
-    return _sh.hstack(tup)
+    return _new(_sh.hstack(tup), *_listed(tup))
 
 
 def vstack(tup, *, dtype=None, casting="same_kind"):
-    return _sh.vstack(tup)
+    return _new(_sh.vstack(tup), *_listed(tup))
 
 
 row_stack = vstack
 
 
 def dstack(tup):
-    return _sh.dstack(tup)
+    return _new(_sh.dstack(tup), *_listed(tup))
 
 
 def column_stack(tup):
-    return _sh.column_stack(tup)
+    return _new(_sh.column_stack(tup), *_listed(tup))
 
 
 def split(ary, indices_or_sections, axis=0):
@@ -231,7 +299,7 @@ def _min_ndim(ary, n, what):
 
 
 def tile(A, reps):
-    return _sh.tile(A, reps)
+    return _new(_sh.tile(A, reps), A)
 
 
 def repeat(a, repeats, axis=None):
@@ -281,13 +349,13 @@ def pad(array, pad_width, mode="constant", **kwargs):
         if kwargs.get(option) is not None and not _has_tensor(kwargs[option]):
             kwargs[option] = _as_pairs(kwargs[option], nd, option)
     if mode in _PAD_STATISTICS or mode == "linear_ramp":
-        return _pad_computed(array, pad_width, mode, kwargs)
+        return _new(_pad_computed(array, pad_width, mode, kwargs), array)
     if mode == "empty":
         if kwargs:
             raise TypeError(f"pad: unexpected keyword arguments {sorted(kwargs)} for mode "
                             "'empty'")
         mode = "constant"
-    return _sh.pad(array, pad_width, mode, **kwargs)
+    return _new(_sh.pad(array, pad_width, mode, **kwargs), array)
 
 
 _PAD_STATISTICS = {"maximum": _amax, "minimum": _amin, "mean": _mean, "median": _median}
@@ -437,7 +505,8 @@ def diff(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):
 
 
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
-    return _sh.meshgrid(*xi, copy=copy, sparse=sparse, indexing=indexing)
+    grids = _sh.meshgrid(*xi, copy=copy, sparse=sparse, indexing=indexing)
+    return grids if not copy else type(grids)(_new(g, *xi) for g in grids)
 
 
 def vander(x, N=None, increasing=False):
@@ -480,6 +549,17 @@ def flatnonzero(a):
 def argwhere(a):
     return _np.argwhere(_concrete(a, "argwhere()"))
 
+
+# numpy's out=: the result written into the array given, in place (see ._out)
+for _name, _position, _casting in (
+    ("concatenate", 2, "same_kind"),
+    ("stack", 2, "same_kind"),
+    ("trace", 5, "unsafe"),
+    ("take", 3, "unsafe"),
+    ("choose", 2, "unsafe"),
+):
+    globals()[_name] = _writes_out(_name, _position, _casting)(globals()[_name])
+del _name, _position, _casting
 
 __all__ = ["shape", "ndim", "size", "reshape", "ravel", "transpose", "permute_dims",
            "swapaxes", "moveaxis", "expand_dims", "squeeze", "broadcast_to",

@@ -29,6 +29,7 @@ from ._arraylike import asarray as _asarray, constant as _constant
 from ._products import vecdot as _vecdot
 from ._reductions import argsort as _argsort, sort as _sort
 from ._shapes import take_along_axis as _take_along_axis
+from ._out import writes_out as _writes_out
 
 LinAlgError = _np.linalg.LinAlgError
 
@@ -682,6 +683,14 @@ def cond(x, p=None):
         raise LinAlgError(f"cond: p={p!r} needs square matrices, x has shape {tuple(s)}")
     return _ew.multiply(norm(x, p, axis=(-2, -1)), norm(inv(x), p, axis=(-2, -1)))
 
+
+_KEYWORD = 1 << 20  # out= is keyword-only
+# numpy's out=: the result written into the array given, in place (see ._out)
+for _name, _position, _casting in (
+    ("multi_dot", _KEYWORD, "same_kind"),
+):
+    globals()[_name] = _writes_out(_name, _position, _casting)(globals()[_name])
+del _name, _position, _casting
 
 __all__ = ["LinAlgError", "norm", "vector_norm", "matrix_norm", "inv", "pinv", "solve",
            "lstsq", "det", "slogdet", "matrix_rank", "cholesky", "eig", "eigvals", "eigh",

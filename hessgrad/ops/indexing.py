@@ -5,6 +5,9 @@
   arrays of their ``nonzero()`` (so that every gather's VJP is one ``scatter_add``).
 * Integer index *tensors* that are symbolic (graph mode) go through ``getitem_dynamic``, whose
   index arrays are inputs of the op (non-differentiable) rather than static params.
+* ``setitem(x, v, index=...)``: ``x`` with ``v`` written at a normalized ``index`` (numpy's
+  ``x[index] = v`` as a new array; for a repeated index the last write wins). In-place writes
+  on tensors (``ops.inplace``) are made of it.
 * ``x.at[index].set / add / multiply`` (JAX's functional in-place updates) with numpy's
   semantics for repeated indices: ``add`` and ``multiply`` accumulate, ``set`` keeps the last
   write.
@@ -13,11 +16,14 @@
 import numpy as np
 
 from ..engine.batching import per_member
+from ..engine.graph import constant_value
 from ..engine.registry import primitive
-from ..engine.tensor import Tensor, shape_of
+from ..engine.tensor import Tensor, current, shape_of
 from . import elementwise as ew
-from .core import broadcast_to, cast, getitem, reshape, scatter_add, stack
-from .patterns import UNKNOWN, binary, dense_linear, moves, scatter_matrix
+from .batching import batched_index, static_shape
+from .core import broadcast_to, cast, getitem, is_basic_index, reshape, scatter_add, stack, \
+    unbroadcast
+from .patterns import MOVES, UNKNOWN, binary, dense_linear, moves, scatter_matrix
 
 
 class _Slot:
@@ -58,7 +64,9 @@ def normalize_index(index, shape=None, what="getitem"):
     symbolic = False
     for p in parts:
         if isinstance(p, Tensor):
-            if p._value is None:
+            p = current(p)  # an index array written in place: its newest value
+            value = constant_value(p)  # also a constant of the graph being traced
+            if value is None:
                 if p.dtype is not None and np.dtype(p.dtype).kind == "b":
                     raise _mask_error(what)
                 if p.dtype is None or np.dtype(p.dtype).kind not in "iu":
@@ -67,13 +75,13 @@ def normalize_index(index, shape=None, what="getitem"):
                 symbolic = True
                 out.append(p)
                 continue
-            p = p._value
+            p = np.asarray(value)
         elif isinstance(p, list):
             if any(isinstance(q, (slice, type(None), type(Ellipsis))) for q in p):
                 raise IndexError(f"{what}: a list inside an index may only hold integers or "
                                  f"booleans, got {p!r}; use a tuple for multidimensional "
                                  "indexing")
-            if any(isinstance(q, Tensor) and q._value is None for q in _leaves(p)):
+            if any(isinstance(q, Tensor) and current(q)._value is None for q in _leaves(p)):
                 p = _stack_nested(p, stack)
                 if p.dtype.kind == "b":
                     raise _mask_error(what)
@@ -118,7 +126,7 @@ def _leaves(p):
 
 def _concrete(q):
     if isinstance(q, Tensor):
-        return q._value
+        return current(q)._value
     if isinstance(q, (list, tuple)):
         return [_concrete(r) for r in q]
     return q
@@ -205,6 +213,67 @@ scatter_add_dynamic = primitive(
         t, *indices, template=template, shape=shape)],
     sparsity=_scatter_dynamic_pattern, batch=per_member, shape_rule=lambda g, *indices, template, shape: (tuple(shape), np.result_type(
         g.dtype if isinstance(g, Tensor) else g)))
+
+
+# --- setitem: x with values written at an index ----------------------------------------------
+def _setitem(x, v, index):
+    out = np.array(x, copy=True)
+    try:
+        out[index] = v
+    except (IndexError, ValueError) as exc:
+        raise type(exc)(f"setitem: cannot write values of shape {np.shape(v)} at index "
+                        f"{index!r} of an array of shape {np.shape(x)}: {exc}") from None
+    return out
+
+
+def _shadowed(shape, index):
+    """For an index that repeats a position, a boolean array shaped like ``x[index]`` that is
+    False where a later write to the same position overwrites this one; else None."""
+    if is_basic_index(index):
+        return None
+    ids = _flat_ids(shape, index)
+    last = _last_writes(ids.reshape(-1))
+    return None if last.all() else last.reshape(ids.shape)
+
+
+def _setitem_value_vjp(g, ans, x, v, index):
+    part = getitem(g, index=index)
+    last = _shadowed(shape_of(x), index)
+    if last is not None:  # a position written twice: only its last value reaches the result
+        part = ew.where(last, part, np.zeros((), part.dtype))
+    return unbroadcast(part, v)
+
+
+def _setitem_batch(prim, args, flags, params, k):
+    x, v = args
+    index = batched_index(params["index"])
+    if index is None:  # separated advanced indices move their axes to the front
+        return per_member(prim, args, flags, params, k)
+    if not flags[0]:
+        x = broadcast_to(x, shape=(k,) + static_shape(x))
+    if flags[1]:  # the written region of the batched x is (k,) + the region of one member
+        region = _getitem_region(static_shape(x)[1:], params["index"])
+        core = static_shape(v)[1:]
+        v = reshape(v, shape=(k,) + (1,) * (len(region) - len(core)) + core)
+    return setitem(x, v, index=index)
+
+
+def _getitem_region(shape, index):
+    return np.broadcast_to(np.zeros((), bool), shape)[index].shape
+
+
+def _setitem_shape(x, v, index):
+    return shape_of(x), np.result_type(x.dtype if isinstance(x, Tensor) else x)
+
+
+# ``index`` is normalized (see ``normalize_index``): ints, slices, None, Ellipsis and integer
+# arrays. ``v`` broadcasts to ``x[index]``'s shape and has ``x``'s dtype (``ops.inplace`` casts
+# it first, so that the rules see one dtype). Linear in ``(x, v)`` jointly.
+setitem = primitive(
+    "setitem", _setitem,
+    vjp=[lambda g, ans, x, v, index: setitem(g, np.zeros((), g.dtype), index=index),
+         _setitem_value_vjp],
+    linear=True, shape_rule=_setitem_shape, batch=_setitem_batch, sparsity=MOVES)
 
 
 _BASIC = (slice, int, type(None), type(Ellipsis))  # exact types: bool (a mask) is not int
@@ -371,6 +440,7 @@ def _axis(axis, ndim, what):
 
 def _index_array(indices, what):
     if isinstance(indices, Tensor):
+        indices = current(indices)
         if indices._value is None:
             if np.dtype(indices.dtype).kind not in "iu":
                 raise IndexError(f"{what}: indices must be integers, got {_part_repr(indices)}")

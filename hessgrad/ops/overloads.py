@@ -1,11 +1,12 @@
-"""Python operators on Tensor (``+``, ``@``, ``[]``, comparisons, ...), bound to primitives."""
+"""Python operators on Tensor (``+``, ``@``, ``[]``, comparisons, ...), bound to primitives;
+``a[i] = v`` and ``a += b`` write in place (see :mod:`.inplace`)."""
 
 import numpy as np
 
 from ..engine.dispatch import bind_eager
 from ..engine.graph import python_operator
-from ..engine.tensor import Tensor
-from . import core, elementwise as ew, indexing, linalg, shape
+from ..engine.tensor import Tensor, Variable
+from . import core, elementwise as ew, indexing, inplace, linalg, shape
 
 
 # The operators bind their primitive directly: ``x * 1.01`` is one Python call, not three
@@ -42,8 +43,18 @@ def _unary(op):
     return method
 
 
+_BASIC = (slice, int, type(None), type(Ellipsis))  # exact types: bool (a mask) is not int
+
+
 def _getitem(self, index):
-    return indexing.index(self, index)
+    out = indexing.index(self, index)
+    # numpy's basic indexing gives a view (of an array, not a scalar: x[0] of a vector is
+    # not one): it sees later writes to ``self`` and writes into it
+    if (type(index) in _BASIC or type(index) is tuple and all(type(p) in _BASIC
+                                                              for p in index)) and \
+            type(out) is Tensor and out.shape:
+        inplace.note_view(self, out, inplace.IndexView(index))
+    return out
 
 
 def _iter(self):
@@ -53,15 +64,40 @@ def _iter(self):
                         f"iteration over tensor {self.name} of unknown shape")
     if shape[0] is None:
         raise TypeError(f"iteration over tensor {self.name} whose first dimension is unknown")
-    return (core.getitem(self, index=i) for i in range(shape[0]))
+    if len(shape) == 1:  # numpy's scalars
+        return (core.getitem(self, index=i) for i in range(shape[0]))
+    # the rows of a matrix are views, as numpy's: ``for row in a: row[0] = 1`` writes ``a``
+    return (inplace.note_view(self, core.getitem(self, index=i), inplace.IndexView(i))
+            for i in range(shape[0]))
+
+
+def _copy(self, memo=None):
+    """``copy.copy``, ``copy.deepcopy``: a new array with the same values, as numpy's (an
+    identity, so it stays differentiable); a Variable copied is a new Variable."""
+    if type(self) is Variable:
+        return Variable(self.numpy(), trainable=self.trainable, dtype=self.dtype)
+    return core.identity(self)
 
 
 def _setitem(self, index, value):
-    raise TypeError(
-        "hessgrad tensors are immutable: `a[i] = v` cannot be differentiated in place. Build "
-        "the new array functionally: `a = a.at[i].set(v)` (or `.add(v)`, `.multiply(v)`), "
-        "`a = hg.numpy.where(mask, v, a)`, or collect values in a list and "
-        "`hg.numpy.stack` them.")
+    inplace.setitem(self, index, value)
+
+
+def _in_place(method, name):
+    """``a op= b``: numpy's arrays are written in place (their views and aliases see it);
+    numpy's scalars, Python numbers and Variables make a new value."""
+    def op(self, other):
+        result = method(self, other)
+        if result is NotImplemented or not inplace.updates_in_place(self):
+            return result
+        return inplace.in_place(self, result, name)
+    op.__name__ = f"__i{method.__name__.strip('_')}__"
+    return op
+
+
+def _transposed(self):
+    out = shape.transpose(self)
+    return inplace.note_view(self, out, inplace.TransposeView(None))
 
 
 METHODS = {
@@ -71,7 +107,7 @@ METHODS = {
     "__truediv__": _binary(ew.divide), "__rtruediv__": _swap(ew.divide),
     "__pow__": _binary(ew.power), "__rpow__": _swap(ew.power),
     "__matmul__": _binary(linalg.matmul), "__rmatmul__": _swap(linalg.matmul),
-    "__neg__": _unary(ew.negative), "__pos__": lambda self: self,
+    "__neg__": _unary(ew.negative), "__pos__": _unary(ew.positive),
     "__abs__": _unary(ew.absolute),
     "__lt__": _logical(ew.less), "__le__": _logical(ew.less_equal),
     "__gt__": _logical(ew.greater), "__ge__": _logical(ew.greater_equal),
@@ -80,9 +116,14 @@ METHODS = {
     "__xor__": _logical(ew.logical_xor),
     "__invert__": ew.logical_not,
     "__getitem__": _getitem, "__setitem__": _setitem, "__iter__": _iter,
+    "__copy__": _copy, "__deepcopy__": _copy,
     "at": property(indexing.AtIndexer, doc=indexing.AtIndexer.__doc__),
-    "T": property(lambda self: shape.transpose(self)),
+    "T": property(_transposed),
 }
+for _name, _ufunc in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
+                      ("truediv", "divide"), ("pow", "power"), ("matmul", "matmul"),
+                      ("and", "logical_and"), ("or", "logical_or"), ("xor", "logical_xor")):
+    METHODS[f"__i{_name}__"] = _in_place(METHODS[f"__{_name}__"], _ufunc)
 for _name, _fn in METHODS.items():
     setattr(Tensor, _name, _fn)
 Tensor.__hash__ = object.__hash__  # defining __eq__ would otherwise unset it

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..engine.facts import Algebra, Lowering
 from ..engine.registry import CONCATENATE, TRANSPOSE, primitive
-from ..engine.tensor import Tensor, dtype_of, shape_of
+from ..engine.tensor import Tensor, current, dtype_of, shape_of
 from . import elementwise as ew
 from .batching import joined, static_shape
 from .patterns import MOVES
@@ -664,8 +664,8 @@ def choose(a, choices, mode="raise"):
     n = len(choices)
     if a.dtype.kind not in "iu":
         raise TypeError(f"choose: a must hold integers, got dtype {a.dtype}")
-    if not isinstance(a, Tensor) or a._value is not None:
-        values = np.asarray(a._value if isinstance(a, Tensor) else a)
+    if not isinstance(a, Tensor) or current(a)._value is not None:
+        values = np.asarray(current(a)._value if isinstance(a, Tensor) else a)
         if mode == "wrap":
             values = values % n
         elif mode == "clip":

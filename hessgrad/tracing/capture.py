@@ -136,6 +136,18 @@ class CaptureLog(Recorder):
             items.append((k, token))
         return tuple(items)
 
+    def observe_write(self, value, what):
+        """A write in place into an array made outside the function (one whose value this
+        run did not compute) is refused: the caches run a trace of the function instead of
+        the function, which could not repeat the write."""
+        if id(value) not in self.origin:
+            raise ValueError(
+                f"{what}: writes into an array of shape {tuple(value.shape)} created outside "
+                f"the function; hessgrad runs a cached trace of it (hessian, make_hvp, vmap, "
+                f"sparse_hessian, the SciPy objective, ...), which could not repeat the write. "
+                f"Create the array inside the function (hnp.zeros(...)), or return the values "
+                f"instead of storing them")
+
     def note_constant(self, tensor, value):
         """``tensor`` was made from ``value`` (``hessgrad.constant``): name it by ``value``,
         the object the function read (the tensor holds a copy)."""

@@ -416,7 +416,7 @@ def test_svd_with_full_matrices_of_a_non_square_matrix():
      "tensordot: axes"),
     (lambda: hnp.cross(np.ones(4), np.ones(3)), ValueError, "cross: only 3-vectors"),
     (lambda: hnp.einsum("ij,jk", np.ones((2, 3))), ValueError, "einsum: subscripts"),
-    (lambda: hnp.dot(np.ones(2), np.ones(2), out=np.empty(())), TypeError, "dot: out="),
+    (lambda: hnp.dot(np.ones(2), np.ones(2), out=np.empty(2)), ValueError, r"dot: output parameter out= has shape \(2,\)"),
     (lambda: hnp.matmul(np.ones((2, 2)), np.ones((2, 2)), axes=[(0, 1)] * 3), TypeError,
      "matmul: unsupported keyword"),
     (lambda: hnp.linalg.solve(np.eye(3), np.ones(4)), ValueError,

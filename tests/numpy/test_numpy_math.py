@@ -239,24 +239,58 @@ def test_dtype_keyword_casts_the_inputs():
                 np.add(1.5, 2, dtype=np.int64, casting="unsafe"))
 
 
-def test_out_is_rejected_clearly():
-    x = np.ones(3)
-    with pytest.raises(TypeError, match=r"hessgrad.numpy.sin: out= is not supported.*"
-                                        r"immutable"):
-        hnp.sin(x, out=np.empty(3))
-    with pytest.raises(TypeError, match="immutable"):
-        hnp.add(x, x, np.empty(3))  # positional out
-    for fn in (lambda: hnp.clip(x, 0, 1, out=x), lambda: hnp.round(x, 0, x),
-               lambda: hnp.divmod(x, 2.0, out=(x, x)), lambda: hnp.fix(x, x),
-               lambda: hnp.isneginf(x, out=x)):
-        with pytest.raises(TypeError, match="immutable"):
-            fn()
+@pytest.mark.parametrize("call", [
+    lambda m, x, o: m.sin(x, out=o), lambda m, x, o: m.add(x, x, o),  # positional out
+    lambda m, x, o: m.clip(x * 3 - 1, 0, 1, out=o), lambda m, x, o: m.round(x * 7, 0, o),
+    lambda m, x, o: m.fix(x * 5 - 2, o), lambda m, x, o: m.multiply(x, 2.0, out=(o,)),
+    lambda m, x, o: m.exp(x, out=o, where=x > 0.4), lambda m, x, o: m.divmod(x * 9, 2.0, out=(o, None))[0],
+], ids=["sin", "add-positional", "clip", "round", "fix", "tuple", "where", "divmod"])
+def test_out_writes_in_place_as_numpy(call):
+    x = rng.uniform(0.0, 1.0, 4)
+    for out in (hnp.arange(4.0), np.arange(4.0)):  # a hessgrad array, or a numpy array
+        want = np.arange(4.0)
+        r_numpy = call(np, x, want)
+        got = call(hnp, x, out)
+        assert got is out or call is not None and isinstance(got, hg.Tensor)
+        assert_same(out, want)
+        assert_same(got, r_numpy)
     assert_same(hnp.add(x, x, None), 2 * x)  # out=None positionally is fine
     assert_same(hnp.add(x, x, out=None), 2 * x)
 
 
-def test_where_keyword_is_rejected_clearly():
-    with pytest.raises(TypeError, match=r"hessgrad.numpy.exp: where= is not supported"):
+def test_out_errors_are_numpy_s():
+    x = np.ones(3)
+    with pytest.raises(ValueError, match=r"add: non-broadcastable output operand with shape "
+                                         r"\(2,\) doesn't match the broadcast shape \(3,\)"):
+        hnp.add(x, x, out=hnp.zeros(2))
+    with pytest.raises(TypeError, match=r"add: Cannot cast ufunc 'add' output from "
+                                        r"dtype\('float64'\) to dtype\('int64'\)"):
+        hnp.add(x, 0.5, out=hnp.zeros(3, int))
+    with pytest.raises(TypeError, match=r"out= must be an array, got list"):
+        hnp.exp(x, out=[0.0, 0.0, 0.0])
+    # the output broadcasts the inputs (numpy's rule), and is returned
+    out = hnp.zeros((2, 3))
+    assert hnp.add(x, 1.0, out=out) is out
+    assert_same(out, np.full((2, 3), 2.0))
+
+
+def test_out_is_differentiated():
+    x = rng.uniform(0.5, 1.0, 3)
+
+    def f(v):
+        buf = hnp.ones(3)
+        hnp.multiply(v, v, out=buf, where=np.array([True, False, True]))
+        hnp.exp(buf, out=buf)
+        return hnp.sum(buf * v)
+    g = hg.grad(f)(x)
+    want = [np.exp(x[0] ** 2) * (1 + 2 * x[0] ** 2), np.e, np.exp(x[2] ** 2) * (1 + 2 * x[2] ** 2)]
+    np.testing.assert_allclose(g, want, rtol=1e-13)
+    np.testing.assert_allclose(hg.function(hg.grad(f))(x), want, rtol=1e-13)
+
+
+def test_where_keyword_without_out_is_rejected_clearly():
+    with pytest.raises(TypeError, match=r"hessgrad.numpy.exp: where= without out= is not "
+                                        r"supported"):
         hnp.exp(np.ones(2), where=np.array([True, False]))
     assert_same(hnp.exp(np.ones(2), where=True), np.exp(np.ones(2)))
     with pytest.raises(TypeError, match="where="):

@@ -47,6 +47,8 @@ CASES = [  # (primitive, operands, params)
     ("searchsorted", (np.arange(5.0), F32), {}), ("digitize", (F32, np.arange(3.0)), {}),
     ("tie_groups", (np.sort(F32, axis=1),), {"axis": 1}),
     ("lexsort", (I32,), {}),
+    ("setitem", (F32, 2), {"index": (0, slice(1, None))}),
+    ("setitem", (I32, np.int32(5)), {"index": np.array([1, 1])}), ("setitem", (S, 1.0), {"index": ()}),
 ]
 
 

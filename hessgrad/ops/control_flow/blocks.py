@@ -18,8 +18,9 @@ repeat.
 from ...engine.dispatch import READ, bind
 from ...engine.forward import push_tangents
 from ...engine.graph import CONST, Plan, constant_value
-from ...engine.tensor import Tensor, Variable, is_differentiable_dtype
+from ...engine.tensor import Tensor, Variable, current, is_differentiable_dtype
 from ..core import convert_to_tensor, identity
+from ..inplace import tracing_body
 
 
 class Record:
@@ -36,6 +37,7 @@ def _block_tensor(x, graph):
     if isinstance(x, Variable):
         return identity(x)
     if isinstance(x, Tensor):
+        x = current(x)  # written in place: its newest value
         return graph.constant(x._value) if x._value is not None else x
     return convert_to_tensor(x)
 
@@ -51,7 +53,9 @@ class Block:
         with graph.as_default():
             self.params = [graph.placeholder(dtype, shape, name=f"{name}/input{k}")
                            for k, (shape, dtype) in enumerate(avals)]
-            self.outputs = [_block_tensor(o, graph) for o in fn(self.params)]
+            # the body may write its own arrays in place, not those around it
+            with tracing_body(graph, graph.nodes[start - 1].seq if start else -1):
+                self.outputs = [_block_tensor(o, graph) for o in fn(self.params)]
         self.graph = graph
         block = {id(n) for n in graph.nodes[start:]}
         fed = {id(p) for p in self.params}
