@@ -143,7 +143,9 @@ class SparseHessian(_PlanCache):
     ``scipy.sparse.csr_matrix``, from ``ncolors`` Hessian-vector products run as one batch.
 
     Built by :func:`sparse_hessian`. Attributes after a call: ``info(x, *args)`` gives the
-    pattern's size, number of nonzeros and colors and whether the dense path is used.
+    pattern's size, number of nonzeros and colors and whether the dense path is used. Where
+    ``f`` branches in Python on the values of ``x``, the pattern is that of the branch ``x``
+    takes: each branch gets its own plan, picked by the trace's guards.
     """
 
     def __init__(self, f, *, method="trace", coloring="star", dense_threshold=DENSE_THRESHOLD,
