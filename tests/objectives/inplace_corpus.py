@@ -21,23 +21,24 @@ _PATH = _os.path.abspath(__file__)
 
 @_dataclasses.dataclass(frozen=True)
 class Objective:
-    """``fn(x) -> scalar`` at ``x0`` (a 1-D float64 array of length ``n``). ``traceable``:
-    no Python branch on the data, so ``hessgrad.function`` can trace it."""
+    """``fn(x) -> scalar`` at ``x0`` (a 1-D float64 array of length ``n``). ``branches``:
+    it branches in Python on the data (traces carry guards: another point may take another
+    trace)."""
 
     name: str
     fn: _Callable
     n: int
     x0: _Callable
-    traceable: bool = True
+    branches: bool = False
     notes: str = ""
 
 
 OBJECTIVES = []
 
 
-def _objective(n, x0, traceable=True, notes=""):
+def _objective(n, x0, branches=False, notes=""):
     def register(fn):
-        OBJECTIVES.append(Objective(fn.__name__, fn, n, x0, traceable, notes))
+        OBJECTIVES.append(Objective(fn.__name__, fn, n, x0, branches, notes))
         return fn
     return register
 
@@ -47,7 +48,7 @@ def _spread(n, lo=-0.9, hi=1.1):
 
 
 # --- the two objectives of issue 34 -------------------------------------------------------
-@_objective(5, lambda: _onp.array([-0.4, 0.1, 0.5, 0.9, 1.3]), traceable=False,
+@_objective(5, lambda: _onp.array([-0.4, 0.1, 0.5, 0.9, 1.3]), branches=True,
             notes="a Python branch on each x[i]: eager only")
 def deceptive_like(x):
     g = np.zeros(x.shape[0])
