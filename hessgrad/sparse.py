@@ -166,9 +166,9 @@ class SparseHessian(_PlanCache):
     def _build(self, x, args, cap, once):
         n = x.size
         budget = _sparsity.ENTRY_BUDGET if self._budget is None else self._budget(n)
-        pattern, gave_up = _sparsity._hessian_pattern(self.f, x, args, "sparse_hessian",
-                                                      budget=budget)
-        plan = {"n": n, "traced_pattern": pattern, "gave_up": gave_up}
+        pattern, gave_up, local = _sparsity._hessian_pattern(self.f, x, args, "sparse_hessian",
+                                                             budget=budget)
+        plan = {"n": n, "traced_pattern": pattern, "gave_up": gave_up, "local": local}
         if self.method == "probe":
             pattern = self._probe(x, args, pattern, cap, once)
         plan["pattern"] = pattern
@@ -335,14 +335,15 @@ class SparseHessian(_PlanCache):
         """A dict: n, nnz, density, ncolors, dense (dense path taken), gave_up (detection
         fell back to a dense pattern), max_row_nnz (the most entries in one row: the
         number of colors a distance-2 coloring needs at least; a star coloring may need
-        fewer, e.g. 2 for an arrow pattern)."""
+        fewer, e.g. 2 for an arrow pattern), local (``f`` branched in Python on ``x``'s
+        values: the pattern holds where the same branches are taken)."""
         x = _point(x, "sparse_hessian")
         plan, _ = self._plan(x, args)
         n = plan["n"]
         return {"n": n, "nnz": int(plan["pattern"].nnz),
                 "density": plan["pattern"].nnz / max(n * n, 1),
                 "ncolors": plan["ncolors"], "dense": plan["dense"],
-                "gave_up": plan["gave_up"],
+                "gave_up": plan["gave_up"], "local": plan["local"],
                 "max_row_nnz": _max_row_count(plan["pattern"])}
 
 
@@ -353,8 +354,10 @@ def sparse_hessian(f, *, method="trace", coloring="star", dense_threshold=DENSE_
     The sparsity pattern is detected once per input shape and dtype (and again when what
     ``f`` reads from outside its arguments changes: see ``hessgrad.tracing.capture``),
     colored, and every call computes ``H S`` (``S`` one 0/1 column per color) in one batched
-    run of a traced Hessian-vector product, then reads each nonzero off ``H S``. The Hessian is w.r.t. the
-    first argument, flattened: shape ``(x.size, x.size)``.
+    run of a traced Hessian-vector product, then reads each nonzero off ``H S``. The Hessian
+    is w.r.t. the first argument, flattened: shape ``(x.size, x.size)``. Where ``f`` branches
+    in Python on ``x``'s values, the pattern is that of the branches taken (``info``'s
+    ``local``), detected again where a later point branches differently.
 
     Args:
         f: scalar function ``f(x, *args)`` written with hessgrad ops.
@@ -428,11 +431,11 @@ class SparseJacobian(_PlanCache):
         self.jit_kernels = bool(jit_kernels)
 
     def _build(self, x, args, cap, once):
-        pattern, gave_up, out_shape = _sparsity._jacobian_pattern(self.f, x, args,
-                                                                  "sparse_jacobian")
+        pattern, gave_up, out_shape, local = _sparsity._jacobian_pattern(self.f, x, args,
+                                                                         "sparse_jacobian")
         m, n = pattern.shape
         plan = {"pattern": pattern, "m": m, "n": n, "gave_up": gave_up, "out_shape": out_shape,
-                "detected": pattern}
+                "detected": pattern, "local": local}
         dense = pattern.nnz > self.dense_threshold * m * n
         if dense:   # every entry: identity seeds on the cheaper side
             pattern = plan["pattern"] = _sparsity.dense_pattern(n, m)
@@ -530,14 +533,14 @@ class SparseJacobian(_PlanCache):
         """A dict: m, n, nnz, ncolors, mode ("fwd": JVPs, "rev": VJPs), dense, gave_up,
         lower_bound (the colors the chosen side needs at least: the most entries of the
         detected pattern in one row for column colors, in one column for row colors; the
-        dense path seeds every column or row instead)."""
+        dense path seeds every column or row instead), local (as for sparse Hessians)."""
         x = _point(x, "sparse_jacobian")
         plan, _ = self._plan(x, args)
         detected = plan["detected"]
         side = detected.T.tocsr() if plan.get("mode") == "rev" else detected
         return {"m": plan["m"], "n": plan["n"], "nnz": int(detected.nnz),
                 "ncolors": plan["ncolors"], "mode": plan.get("mode"),
-                "dense": plan["dense"], "gave_up": plan["gave_up"],
+                "dense": plan["dense"], "gave_up": plan["gave_up"], "local": plan["local"],
                 "lower_bound": _max_row_count(side)}
 
 

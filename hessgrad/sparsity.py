@@ -131,12 +131,14 @@ def hessian_sparsity(f, x, args=()):
 
 
 def _hessian_pattern(f, x, args, what, budget=ENTRY_BUDGET):
-    """(pattern, is_dense) where ``is_dense`` says the walk gave up (pattern all true) because
-    some dependency matrix would exceed ``budget`` entries."""
+    """(pattern, is_dense, local): ``is_dense`` says the walk gave up (pattern all true)
+    because some dependency matrix would exceed ``budget`` entries; ``local`` that ``f``
+    branched in Python on ``x``'s values (the pattern is that of the branches taken)."""
     x, concrete, plan = _trace(f, x, args, what)
+    local = bool(concrete.guards)
     n = x.size
     if plan is None:
-        return sp.csr_matrix((n, n), dtype=bool), False
+        return sp.csr_matrix((n, n), dtype=bool), False, local
     out = concrete.outputs[concrete._fetch_index[0]]
     if len(concrete._fetch_index) != 1 or (out.shape is not None and size(out.shape) != 1):
         raise ValueError(f"{what}: f must return a scalar, got an output of shape "
@@ -144,7 +146,7 @@ def _hessian_pattern(f, x, args, what, budget=ENTRY_BUDGET):
     try:
         _, hess = _propagate(plan, n, budget=budget)
         if not hess:
-            return sp.csr_matrix((n, n), dtype=bool), False
+            return sp.csr_matrix((n, n), dtype=bool), False, local
         total = hess[0]
         for term in hess[1:]:
             total = total + term
@@ -152,9 +154,9 @@ def _hessian_pattern(f, x, args, what, budget=ENTRY_BUDGET):
                 raise TooDense
         pattern = sp.csr_matrix(total, dtype=bool)
         pattern.sort_indices()
-        return pattern, False
+        return pattern, False, local
     except TooDense:
-        return dense_pattern(n), True
+        return dense_pattern(n), True, local
 
 
 def jacobian_sparsity(f, x, args=()):
@@ -181,6 +183,7 @@ def jacobian_sparsity(f, x, args=()):
 
 def _jacobian_pattern(f, x, args, what):
     x, concrete, plan = _trace(f, x, args, what)
+    local = bool(concrete.guards)
     n = x.size
     if len(concrete.outputs) != 1:
         raise ValueError(f"{what}: f must return one array, got {len(concrete.outputs)} "
@@ -192,13 +195,13 @@ def _jacobian_pattern(f, x, args, what):
                          f"shape {x.shape}")
     m = size(shape)
     if plan is None:
-        return sp.csr_matrix((m, n), dtype=bool), False, shape
+        return sp.csr_matrix((m, n), dtype=bool), False, shape, local
     try:
         d = _propagate(plan, n, hessian=False)[0][0]  # (then the guards, if any)
     except TooDense:
-        return dense_pattern(n, m), True, shape
+        return dense_pattern(n, m), True, shape, local
     if d is None:
-        return sp.csr_matrix((m, n), dtype=bool), False, shape
+        return sp.csr_matrix((m, n), dtype=bool), False, shape, local
     pattern = sp.csr_matrix(d, dtype=bool)
     pattern.sort_indices()
-    return pattern, False, shape
+    return pattern, False, shape, local

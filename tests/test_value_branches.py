@@ -88,3 +88,20 @@ def test_values_inside_a_loop_body_still_need_hg_cond():
 
     with pytest.raises(TypeError, match="hg.cond"):
         hg.function(f)(np.ones(2))
+
+
+def test_sparse_patterns_under_branches_are_local():
+    """The pattern of a function that branches on x is that of x's branch, said in .info."""
+    def f(x):
+        if x[0] > 0:
+            return hnp.sum(x ** 3)
+        return hnp.sum(x[:-1] * x[1:]) ** 2
+
+    S, J = hg.sparse_hessian(f), hg.sparse_jacobian(lambda x: x * f(x))
+    for x, nnz in ((np.array([1.0, 2, 3, 4]), 4), (np.array([-1.0, 2, 3, 4]), 16)):
+        np.testing.assert_allclose(S(x).toarray(), _eager_hessian(f, x), rtol=1e-14)
+        assert S.info(x)["nnz"] == nnz and S.info(x)["local"]
+        np.testing.assert_allclose(J(x).toarray(), hg.jacobian(lambda x: x * f(x))(x),
+                                   rtol=1e-14)
+        assert J.info(x)["local"]
+    assert not hg.sparse_hessian(lambda x: hnp.sum(x ** 3)).info(np.ones(3))["local"]
