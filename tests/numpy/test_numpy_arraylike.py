@@ -28,10 +28,16 @@ _S = hnp.stack
     (lambda x: hnp.sin((x, [1.0, 2.0, 3.0])), lambda x: hnp.sin(_S([x, [1.0, 2.0, 3.0]]))),
     (lambda x: hnp.mean([[x[0], 1.0], (2.0, x[1] * x[2])]),
      lambda x: hnp.mean(_S([_S([x[0], 1.0]), _S([2.0, x[1] * x[2]])]))),
-], ids=["mean", "std", "var", "sum", "norm", "sin_tuple", "nested_scalars"])
+    # functions with non-array parameters, which the sweep below cannot call with arrays
+    (lambda x: hnp.linalg.matrix_power([[x[0], 1.0], [x[1], x[2]]], 3),
+     lambda x: hnp.linalg.matrix_power(_S([_S([x[0], 1.0]), _S([x[1], x[2]])]), 3)),
+    (lambda x: hnp.vectorize(lambda a, b: a * b ** 2)([x[0], x[1]], (x[2], 2.0)),
+     lambda x: hnp.vectorize(lambda a, b: a * b ** 2)(_S([x[0], x[1]]), _S([x[2], 2.0]))),
+], ids=["mean", "std", "var", "sum", "norm", "sin_tuple", "nested_scalars", "matrix_power",
+        "vectorize"])
 def test_lists_of_tensors_are_stacked(f, stacked):
     x = np.array([0.5, 1.5, -0.3])
-    np.testing.assert_allclose(f(x).numpy(), stacked(x).numpy(), rtol=1e-15)
+    np.testing.assert_allclose(np.asarray(f(x)), np.asarray(stacked(x)), rtol=1e-15)
     np.testing.assert_allclose(hg.jacrev(f)(x), hg.jacrev(stacked)(x), rtol=1e-15)
     check_grads(f, (x,), order=2)
 
