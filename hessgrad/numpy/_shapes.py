@@ -338,7 +338,8 @@ def pad(array, pad_width, mode="constant", **kwargs):
     'minimum', 'mean', 'median' (with ``stat_length``), 'linear_ramp' (with ``end_values``)
     and 'empty' (which, as in jax.numpy, pads with zeros); ``reflect_type='odd'`` for
     'reflect' and 'symmetric'; ``pad_width`` in every form numpy takes (a number, a pair,
-    pairs per axis, ``{axis: width}``). A callable mode is not supported.
+    pairs per axis, ``{axis: width}``); a callable mode as numpy's: it writes the padding of
+    each line of the zero-padded array in place (``vector[:before] = ...``).
 
     >>> import hessgrad.numpy as hnp
     >>> hnp.pad(hnp.array([1.0, 2.0]), (1, 2), mode="edge").numpy()
@@ -349,6 +350,8 @@ def pad(array, pad_width, mode="constant", **kwargs):
     if isinstance(pad_width, dict):
         pad_width = _pairs_of_axes(pad_width, nd)
     pad_width = _as_pairs(_constant(pad_width, "pad", "pad_width"), nd, "pad_width")
+    if callable(mode):
+        return _pad_by_function(array, pad_width, mode, kwargs)
     for option in ("stat_length", "end_values", "constant_values"):
         if kwargs.get(option) is not None and not _has_tensor(kwargs[option]):
             kwargs[option] = _as_pairs(kwargs[option], nd, option)
@@ -368,6 +371,20 @@ def pad(array, pad_width, mode="constant", **kwargs):
 
 
 _PAD_STATISTICS = {"maximum": _amax, "minimum": _amin, "mean": _mean, "median": _median}
+
+
+def _pad_by_function(array, pad_width, function, kwargs):
+    """numpy's callable mode: ``function(line, (before, after), axis, kwargs)`` for each line
+    along each axis of the zero-padded array, a view it writes into (in place on a tensor,
+    so the padding it computes from the array differentiates)."""
+    if not isinstance(array, _Tensor):
+        return _np.pad(array, pad_width, function, **kwargs)
+    padded = _new(_sh.pad(array, pad_width, "constant"), array)
+    for axis in range(len(padded.shape)):
+        lines = moveaxis(padded, axis, -1)
+        for index in _np.ndindex(*lines.shape[:-1]):
+            function(lines[index], pad_width[axis], axis, kwargs)
+    return padded
 
 
 def _pairs_of_axes(widths, ndim):

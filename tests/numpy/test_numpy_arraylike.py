@@ -204,6 +204,33 @@ def test_pad_odd_reflection(mode, pad_width):
         np.pad(x, pad_width, mode, reflect_type="odd"))
 
 
+def _pad_with(vector, pad_width, iaxis, kwargs):  # numpy's docstring example
+    vector[:pad_width[0]] = kwargs.get("padder", 10)
+    vector[-pad_width[1]:] = kwargs.get("padder", 10)
+
+
+def _pad_from_values(vector, pad_width, iaxis, kwargs):  # padding computed from the line
+    before, after = pad_width
+    if before:
+        vector[:before] = vector[before] * 2
+    if after:
+        vector[-after:] = vector[-after - 1] ** 2
+
+
+@pytest.mark.parametrize("function,kwargs", [(_pad_with, {}), (_pad_with, {"padder": 3.0}),
+                                             (_pad_from_values, {})])
+@pytest.mark.parametrize("pad_width", [2, ((1, 2), (2, 1)), {1: (0, 2)}])
+def test_pad_callable_mode(function, kwargs, pad_width):
+    x = np.arange(1.0, 7.0).reshape(2, 3)
+    expected = np.pad(x, pad_width, function, **kwargs)
+    np.testing.assert_allclose(hnp.pad(x, pad_width, function, **kwargs), expected)
+    np.testing.assert_allclose(hnp.pad(hnp.asarray(x), pad_width, function, **kwargs).numpy(),
+                               expected)
+    np.testing.assert_allclose(
+        hg.function(lambda y: hnp.pad(y, pad_width, function, **kwargs))(x), expected)
+    check_grads(lambda y: hnp.pad(y, pad_width, function, **kwargs), (x,), order=2)
+
+
 def test_pad_gradient_and_bad_width():
     g = hg.grad(lambda x: hnp.sum(hnp.pad(x, (3,), "constant") ** 2))(np.array([1.0, 2.0]))
     np.testing.assert_allclose(g, [2.0, 4.0])
