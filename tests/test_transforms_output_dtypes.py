@@ -158,10 +158,16 @@ def test_check_grads_passes_correct_complex_rules(f, z):
     check_grads(f, (z,), order=2)
 
 
+@hg.custom_gradient
+def _custom_conj_sin(z):  # the same mistake in a custom gradient
+    return hnp.sin(z), lambda g: g * conjugate(cos(z))
+
+
 @pytest.mark.parametrize("prim,modes,what", [
     (_wrong_conj_sin, ("fwd", "rev"), "forward-mode"),
     (_wrong_conj_sin, ("rev",), "reverse-mode"),
     (_wrong_conj_sin_vjp, ("fwd", "rev"), "reverse-mode"),
+    (_custom_conj_sin, ("rev",), "reverse-mode"),
 ])
 def test_check_grads_fails_a_wrong_conjugate_rule(prim, modes, what):
     with pytest.raises(AssertionError, match=f"check_grads: {what} derivative is wrong"):
