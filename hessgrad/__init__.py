@@ -37,7 +37,6 @@ from . import scipy, testing  # noqa: E402,F401
 from . import problems  # noqa: E402,F401 - built-in objectives
 
 
-
 def _version():
     """pyproject.toml's version in a source checkout (what is imported), else the installed
     distribution's: one place to change it."""
