@@ -117,7 +117,8 @@ def test_jacrev_refuses_complex_integer_and_boolean_outputs(name, jac):
 
 def test_jacfwd_takes_complex_outputs_of_real_inputs():
     # JAX's jacfwd too: real unit tangents give the whole (complex) derivative
-    np.testing.assert_allclose(hg.jacfwd(lambda x: hnp.exp(1j * x))(X), np.diag(1j * np.exp(1j * X)))
+    np.testing.assert_allclose(hg.jacfwd(lambda x: hnp.exp(1j * x))(X),
+                               np.diag(1j * np.exp(1j * X)))
 
 
 @pytest.mark.parametrize("hessian", [
