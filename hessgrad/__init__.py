@@ -37,7 +37,28 @@ from . import scipy, testing  # noqa: E402,F401
 from . import ipopt  # noqa: E402,F401 - IPOPT driver (cyipopt imported when a solve starts)
 from . import problems  # noqa: E402,F401 - built-in objectives
 
-__version__ = "0.1.0"
+
+def _version():
+    """pyproject.toml's version in a source checkout (what is imported), else the installed
+    distribution's: one place to change it."""
+    import importlib.metadata
+    import pathlib
+    import tomllib
+    try:
+        with open(pathlib.Path(__file__).parent.parent / "pyproject.toml", "rb") as f:
+            project = tomllib.load(f).get("project", {})
+        if project.get("name") == "hessgrad":
+            return project["version"]
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        pass
+    try:
+        return importlib.metadata.version("hessgrad")
+    except importlib.metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+__version__ = _version()
+del _version
 
 
 _seal_builtins()  # primitives registered from here on are the user's

@@ -215,6 +215,22 @@ def check_holomorphic(holomorphic, values, fname, what):
                             f"dtype, but got {dtype}")
 
 
+def check_real_inputs(holomorphic, args, nums, fname, others):
+    """As in JAX, a transform that perturbs its inputs along real unit vectors (jacfwd,
+    hessian) needs real inputs unless ``holomorphic``: for a complex input it would see only
+    the derivative along the real axis. ``others``: the transforms to use instead."""
+    if holomorphic:
+        return
+    for i in nums:
+        for a in present(args[i]):
+            dtype = a.dtype if isinstance(a, Tensor) else np.asarray(a).dtype
+            if dtype.kind == "c":
+                raise TypeError(f"{fname} of complex inputs requires holomorphic=True (as in "
+                                f"JAX), but got {dtype} for argument {i}; for other "
+                                f"functions of complex inputs use {others}, or take the real "
+                                "and imaginary parts as real arguments")
+
+
 def split_aux(out, has_aux, fname):
     """``(out, aux)`` of a function's result; aux is None without ``has_aux``."""
     if not has_aux:

@@ -13,7 +13,9 @@ def hessian(f, argnums=0, *, has_aux=False, holomorphic=False, sparse=False,
     ``b``, shape ``a.shape + b.shape`` (``H[i][a][j][b]`` for a tuple ``argnums``). For a
     non-scalar ``f``, as in JAX, ``jacfwd(jacrev(f))``: ``out.shape`` comes first. As in
     JAX, ``has_aux``: ``f`` returns ``(value, aux)`` and the result is ``(hessian, aux)``
-    (``f`` runs once more for ``aux``); ``holomorphic`` states complex inputs (checked).
+    (``f`` runs once more for ``aux``); ``holomorphic`` states complex inputs (checked):
+    as in JAX, complex inputs need it (without it only the real axes' second derivatives
+    would be seen; ``hvp`` takes complex directions).
 
     ``sparse=True`` returns :func:`hessgrad.sparse_hessian` ``(f, **sparse_options)``
     instead: a ``scipy.sparse.csr_matrix`` of shape ``(x.size, x.size)`` w.r.t. the first

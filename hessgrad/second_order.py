@@ -7,9 +7,9 @@ selectable, and the test suite checks all of them against each other.
 
 import numpy as np
 
-from .arguments import (NonScalarOutput, as_tensors, check_holomorphic, check_like, check_output_dtype,
-                        check_scalar, fill, group, is_plain, lift, parse_argnums, present,
-                        returned, split_aux)
+from .arguments import (NonScalarOutput, as_tensors, check_holomorphic, check_like,
+                        check_output_dtype, check_real_inputs, check_scalar, fill, group,
+                        is_plain, lift, parse_argnums, present, returned, split_aux)
 from .recent import Recent
 from .custom import CUSTOM
 from .tracing.capture import CapturedTraces
@@ -452,10 +452,10 @@ def _dense_hessian(f, argnums, structure, has_aux=False, holomorphic=False):
     of_vector = []  # jacfwd(jacrev(f)), once f is known to have a non-scalar result
 
     def hessian_f(*args, **kwargs):
-        if holomorphic:
-            _, nums = parse_argnums(argnums, len(args), "hessian")
-            check_holomorphic(True, [a for i in nums for a in present(args[i])], "hessian",
-                               "inputs")
+        _, nums = parse_argnums(argnums, len(args), "hessian")
+        check_holomorphic(holomorphic, [a for i in nums for a in present(args[i])], "hessian",
+                          "inputs")
+        check_real_inputs(holomorphic, args, nums, "hessian", "hvp, grad, jvp or vjp")
         if of_vector:
             return of_vector[0](*args, **kwargs)
         try:

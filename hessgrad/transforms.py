@@ -9,8 +9,9 @@ argument).
 
 import numpy as np
 
-from .arguments import (check_holomorphic, check_like, check_output_dtype, check_scalar, fill,
-                        group, is_plain, lift, parse_argnums, present, returned, split_aux)
+from .arguments import (check_holomorphic, check_like, check_output_dtype, check_real_inputs,
+                        check_scalar, fill, group, is_plain, lift, parse_argnums, present,
+                        returned, split_aux)
 from .engine.backprop import UnconnectedGradients
 from .engine.batching import stacked_rows
 from .engine.forward import ForwardAccumulator
@@ -183,7 +184,9 @@ def jacrev(f, argnums=0, has_aux=False, holomorphic=False):
     As in JAX, a structured output (tuple, list, dict) gives the same structure of Jacobians,
     each grouped like the differentiated arguments; with ``has_aux``, ``f`` returns
     ``(out, aux)`` and the Jacobian function returns ``(jacobian, aux)``; ``holomorphic`` as
-    in :func:`grad`.
+    in :func:`grad`: as in JAX, complex outputs need it and integer or boolean outputs raise
+    (``TypeError``); :func:`jacfwd` takes complex outputs of real inputs, :func:`vjp` and
+    :func:`jvp` any function.
 
     >>> import hessgrad as hg
     >>> hg.jacrev(lambda x: x ** 2)(np.array([1.0, 2.0]))
@@ -201,7 +204,8 @@ def jacrev(f, argnums=0, has_aux=False, holomorphic=False):
         with tape:
             tape.watch(sources)
             out, aux = split_aux(f(*lifted, **kwargs), has_aux, "jacrev")
-        check_holomorphic(holomorphic, present(out), "jacrev", "outputs")
+        for y in present(out):  # as JAX: no silent real part of a complex output, no zeros
+            check_output_dtype(y, "jacrev", holomorphic)  # for an integer or boolean one
         jacs = [group(args, nums, tape.jacobian(convert_to_tensor(y), sources,
                                                  unconnected_gradients="zero"), single)
                 for y in present(out)]
@@ -226,12 +230,7 @@ def jacfwd(f, argnums=0, has_aux=False, holomorphic=False):
         plain = is_plain(args)
         lifted, sources = lift(args, nums, "jacfwd")
         check_holomorphic(holomorphic, sources, "jacfwd", "inputs")
-        for i in nums:
-            for s in present(lifted[i]):
-                if s.dtype.kind == "c" and not holomorphic:  # real unit tangents only
-                    raise TypeError(f"jacfwd of complex inputs requires holomorphic=True (as "
-                                    f"in JAX), but got {s.dtype} for argument {i}; for other "
-                                    f"functions of complex inputs use jacrev, jvp or vjp")
+        check_real_inputs(holomorphic, lifted, nums, "jacfwd", "jacrev, jvp or vjp")
         out, aux = split_aux(f(*lifted, **kwargs), has_aux, "jacfwd")
         check_holomorphic(holomorphic, present(out), "jacfwd", "outputs")
         shapes = [tuple(shape_of(convert_to_tensor(y))) for y in present(out)]

@@ -44,7 +44,9 @@ IDS = ["grad", "grad_argnums", "value_and_grad", "grad_traced", "hvp", "hvp_fwd_
 
 @pytest.mark.parametrize("name,transform", SCALAR_TRANSFORMS, ids=IDS)
 def test_complex_output_raises_unless_holomorphic(name, transform):
-    with pytest.raises(TypeError, match=f"{name} {COMPLEX}"):
+    # (hessian names the complex input first, as JAX's jacfwd does)
+    with pytest.raises(TypeError, match=f"{name} ({COMPLEX}|of complex inputs requires "
+                                        "holomorphic=True)"):
         transform(_holo)(Z)
     with pytest.raises(TypeError, match=f"{name} {COMPLEX}"):  # complex output, real input
         transform(lambda x: hnp.sum(x ** 2) * (1 + 1j))(X)
@@ -85,6 +87,59 @@ def test_structurally_zero_hessian_still_checks_the_output():
     np.testing.assert_array_equal(hg.hessian(lambda x: hnp.sum(x) * 2.0)(x), 0.0)
 
 
+# Jacobians and Hessians refuse what JAX refuses --------------------------------------------------
+JACREV = [("jacrev", hg.jacrev), ("jacrev", hg.jacobian),
+          ("jacrev", lambda f, **kw: hg.function(hg.jacrev(f, **kw))),
+          ("jacrev", lambda f, **kw: lambda x: hg.jacrev(f, argnums=(0,), **kw)(x)[0])]
+
+
+@pytest.mark.parametrize("name,jac", JACREV, ids=["jacrev", "jacobian", "traced", "argnums"])
+def test_jacrev_refuses_complex_integer_and_boolean_outputs(name, jac):
+    # it gave the Jacobian of the real part of a complex output, and zeros for integer ones
+    with pytest.raises(TypeError, match=f"{name} {COMPLEX}"):
+        jac(lambda x: x * (1 + 2j))(X)
+    with pytest.raises(TypeError, match=f"{name} {COMPLEX}"):
+        jac(lambda z: hnp.sin(z) * z)(Z)
+    with pytest.raises(TypeError, match=f"{name} {COMPLEX}"):  # any complex leaf of a dict
+        jac(lambda x: {"re": x ** 2, "c": x * 1j})(X)
+    with pytest.raises(TypeError, match=f"{name} {INTEGER.format('bool')}"):
+        jac(lambda x: x > 1.5)(X)
+    with pytest.raises(TypeError, match=f"{name} {INTEGER.format('int64')}"):
+        jac(lambda x: hnp.argsort(x))(X)
+    with pytest.raises(TypeError, match=f"{name} with holomorphic=True requires outputs with "
+                                        "complex dtype, but got float64"):
+        jac(lambda z: hnp.abs(z) ** 2, holomorphic=True)(Z)
+    np.testing.assert_allclose(jac(lambda z: hnp.sin(z) * z, holomorphic=True)(Z),
+                               np.diag(np.cos(Z) * Z + np.sin(Z)))
+    # a real output of complex input: dL/dx - i dL/dy, as JAX
+    np.testing.assert_allclose(jac(lambda z: hnp.abs(z) ** 2)(Z), np.diag(2 * np.conj(Z)))
+
+
+def test_jacfwd_takes_complex_outputs_of_real_inputs():
+    # JAX's jacfwd too: real unit tangents give the whole (complex) derivative
+    np.testing.assert_allclose(hg.jacfwd(lambda x: hnp.exp(1j * x))(X),
+                               np.diag(1j * np.exp(1j * X)))
+
+
+@pytest.mark.parametrize("hessian", [
+    hg.hessian, lambda f: hg.function(hg.hessian(f)),
+    lambda f: lambda z: hg.hessian(f)(hg.constant(z)),
+    lambda f: lambda z: hg.hessian(f, argnums=(0,))(z)], ids=["eager", "traced", "tensor", "tuple"])
+def test_hessian_of_complex_inputs_requires_holomorphic(hessian):
+    # it gave the second derivatives along the real axes only (2 I for |z|^2, whose real
+    # Hessian has 2 I in both x and y); JAX refuses through jacfwd
+    with pytest.raises(TypeError, match="hessian of complex inputs requires holomorphic=True "
+                                        r"\(as in JAX\), but got complex128 for argument 0"):
+        hessian(lambda z: hnp.sum(hnp.abs(z) ** 2))(Z)
+    with pytest.raises(TypeError, match="hessian of complex inputs requires holomorphic=True"):
+        hessian(lambda z: hnp.sum(hnp.sin(z) * z).real)(Z)
+    # the holomorphic second derivative, and an HVP along a complex direction, still work
+    np.testing.assert_allclose(hg.hessian(_holo, holomorphic=True)(Z),
+                               np.diag(2 * np.cos(Z) - Z * np.sin(Z)))
+    v = np.array([1j, 0.5])
+    np.testing.assert_allclose(hg.hvp(lambda z: hnp.sum(hnp.abs(z) ** 2))(Z, v), 2 * np.conj(v))
+
+
 # check_grads checks complex functions as complex -----------------------------------------------
 _wrong_conj_sin = primitive(  # d sin(z) = cos(z) dz, not conj(cos(z)) dz
     "test_wrong_conjugate_sin", np.sin,
@@ -104,10 +159,16 @@ def test_check_grads_passes_correct_complex_rules(f, z):
     check_grads(f, (z,), order=2)
 
 
+@hg.custom_gradient
+def _custom_conj_sin(z):  # the same mistake in a custom gradient
+    return hnp.sin(z), lambda g: g * conjugate(cos(z))
+
+
 @pytest.mark.parametrize("prim,modes,what", [
     (_wrong_conj_sin, ("fwd", "rev"), "forward-mode"),
     (_wrong_conj_sin, ("rev",), "reverse-mode"),
     (_wrong_conj_sin_vjp, ("fwd", "rev"), "reverse-mode"),
+    (_custom_conj_sin, ("rev",), "reverse-mode"),
 ])
 def test_check_grads_fails_a_wrong_conjugate_rule(prim, modes, what):
     with pytest.raises(AssertionError, match=f"check_grads: {what} derivative is wrong"):

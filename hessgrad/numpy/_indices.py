@@ -175,7 +175,9 @@ class _AxisConcatenator:
 r_ = _AxisConcatenator("r_", 0)
 c_ = _AxisConcatenator("c_", -1, ndmin=2, trans1d=0)
 s_, index_exp = _np.s_, _np.index_exp  # index expressions: no arrays involved
+# grids and index iterators from numbers (constants, as indices() gives)
+mgrid, ogrid, ndindex = _np.mgrid, _np.ogrid, _np.ndindex
 
 __all__ = ["tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from",
            "diag_indices", "diag_indices_from", "indices", "ix_", "unravel_index",
-           "ravel_multi_index", "r_", "c_", "s_", "index_exp"]
+           "ravel_multi_index", "r_", "c_", "s_", "index_exp", "mgrid", "ogrid", "ndindex"]

@@ -19,6 +19,7 @@ import numpy as _np
 
 from ..engine.tensor import Tensor as _Tensor, shape_of as _shape_of
 from ..ops import core as _core, indexing as _ix, inplace as _ip, shape as _sh
+from ..ops.linalg import tensordot as _tensordot
 from ._arraylike import asarray as _asarray, constant as _constant, \
     has_tensor as _has_tensor, stacked as _stacked
 from ._math import around as _around, floor as _floor
@@ -62,8 +63,8 @@ def size(a, axis=None):
 
 def _new(result, *inputs):
     """``result`` as numpy's new array: never one of ``inputs`` (a write into it would reach
-    them)."""
-    if isinstance(result, _Tensor) and any(result is x for x in inputs):
+    them; a numpy input came back from a no-op, e.g. a zero pad)."""
+    if isinstance(result, (_Tensor, _np.ndarray)) and any(result is x for x in inputs):
         return _core.identity(result)
     return result
 
@@ -335,8 +336,10 @@ def rot90(m, k=1, axes=(0, 1)):
 def pad(array, pad_width, mode="constant", **kwargs):
     """numpy.pad with modes 'constant', 'edge', 'reflect', 'symmetric', 'wrap', 'maximum',
     'minimum', 'mean', 'median' (with ``stat_length``), 'linear_ramp' (with ``end_values``)
-    and 'empty' (which, as in jax.numpy, pads with zeros). ``reflect_type='odd'`` and a
-    callable mode are not supported.
+    and 'empty' (which, as in jax.numpy, pads with zeros); ``reflect_type='odd'`` for
+    'reflect' and 'symmetric'; ``pad_width`` in every form numpy takes (a number, a pair,
+    pairs per axis, ``{axis: width}``); a callable mode as numpy's: it writes the padding of
+    each line of the zero-padded array in place (``vector[:before] = ...``).
 
     >>> import hessgrad.numpy as hnp
     >>> hnp.pad(hnp.array([1.0, 2.0]), (1, 2), mode="edge").numpy()
@@ -344,12 +347,21 @@ def pad(array, pad_width, mode="constant", **kwargs):
     """
     array = _sh.as_array(array, "pad")
     nd = len(_np.shape(array) if not isinstance(array, _Tensor) else array.shape)
+    if isinstance(pad_width, dict):
+        pad_width = _pairs_of_axes(pad_width, nd)
     pad_width = _as_pairs(_constant(pad_width, "pad", "pad_width"), nd, "pad_width")
+    if callable(mode):
+        return _pad_by_function(array, pad_width, mode, kwargs)
     for option in ("stat_length", "end_values", "constant_values"):
         if kwargs.get(option) is not None and not _has_tensor(kwargs[option]):
             kwargs[option] = _as_pairs(kwargs[option], nd, option)
     if mode in _PAD_STATISTICS or mode == "linear_ramp":
         return _new(_pad_computed(array, pad_width, mode, kwargs), array)
+    if mode in ("reflect", "symmetric") and kwargs.get("reflect_type") == "odd":
+        if set(kwargs) != {"reflect_type"}:
+            raise TypeError(f"pad: unexpected keyword arguments "
+                            f"{sorted(set(kwargs) - {'reflect_type'})} for mode {mode!r}")
+        return _new(_pad_odd(array, pad_width, mode), array)
     if mode == "empty":
         if kwargs:
             raise TypeError(f"pad: unexpected keyword arguments {sorted(kwargs)} for mode "
@@ -359,6 +371,38 @@ def pad(array, pad_width, mode="constant", **kwargs):
 
 
 _PAD_STATISTICS = {"maximum": _amax, "minimum": _amin, "mean": _mean, "median": _median}
+
+
+def _pad_by_function(array, pad_width, function, kwargs):
+    """numpy's callable mode: ``function(line, (before, after), axis, kwargs)`` for each line
+    along each axis of the zero-padded array, a view it writes into (in place on a tensor,
+    so the padding it computes from the array differentiates)."""
+    if not isinstance(array, _Tensor):
+        return _np.pad(array, pad_width, function, **kwargs)
+    padded = _new(_sh.pad(array, pad_width, "constant"), array)
+    for axis in range(len(padded.shape)):
+        lines = moveaxis(padded, axis, -1)
+        for index in _np.ndindex(*lines.shape[:-1]):
+            function(lines[index], pad_width[axis], axis, kwargs)
+    return padded
+
+
+def _pairs_of_axes(widths, ndim):
+    """numpy's ``{axis: width or (before, after)}`` form of ``pad_width`` (axes not named are
+    not padded) as a pair per axis."""
+    pairs = [(0, 0)] * ndim
+    for axis, width in widths.items():
+        if not isinstance(axis, (int, _np.integer)) or not -ndim <= axis < ndim:
+            raise ValueError(f"pad: pad_width names axis {axis!r}, but the array has {ndim} "
+                             "dimensions")
+        if isinstance(width, (int, _np.integer)):
+            width = (width, width)
+        if not (isinstance(width, tuple) and len(width) == 2 and
+                all(isinstance(w, (int, _np.integer)) for w in width)):
+            raise TypeError(f"pad: pad_width for axis {axis} must be an int or a pair of ints "
+                            f"(before, after), got {width!r}")
+        pairs[axis] = width
+    return pairs
 
 
 def _as_pairs(value, ndim, name):
@@ -421,6 +465,29 @@ def _pad_computed(array, pad_width, mode, kwargs):
             parts = [_pad_statistic(out, mode, ax, n, side, width, options, dtype)
                      for side, width in enumerate((before, after))]
         out = concatenate([parts[0], out, parts[1]], axis=ax)
+    return out
+
+
+def _pad_odd(array, pad_width, mode):
+    """numpy's odd reflection (``2 * edge - x``, in chunks whose edge moves for wide pads) is
+    linear along each axis: numpy's own padding of the identity gives its matrix."""
+    shape = _np.shape(array) if not isinstance(array, _Tensor) else tuple(array.shape)
+    widths = _sh.pad_pairs(pad_width, shape, "pad_width")
+    if (widths < 0).any():
+        raise ValueError(f"pad: pad_width must be non-negative, got {pad_width!r}")
+    dtype, out = _np.dtype(array.dtype), array
+    for ax, (before, after) in enumerate(widths):
+        if before == after == 0:
+            continue
+        if shape[ax] == 0:
+            raise ValueError(f"pad: cannot extend the empty axis {ax} of shape {shape} in "
+                             f"mode {mode!r}")
+        m = _np.pad(_np.eye(shape[ax]), ((before, after), (0, 0)), mode=mode,
+                    reflect_type="odd")
+        out = _sh.moveaxis(_tensordot(m.astype(_np.result_type(dtype, _np.float64)), out,
+                                      axes=([1], [ax])), 0, ax)
+    if dtype.kind in "iub":  # numpy keeps the array's dtype
+        out = _around(out).astype(dtype)
     return out
 
 

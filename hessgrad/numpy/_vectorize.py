@@ -12,6 +12,7 @@ from ..engine.nest import flatten, pack_as
 from ..engine.tensor import Tensor
 from ..ops.core import broadcast_to, reshape
 from ..vmap import vmap
+from ._arraylike import asarray as _asarray
 
 _DIMS = r"\(\s*(?:\w+\s*(?:,\s*\w+\s*)*)?\)"
 _ARGS = rf"{_DIMS}(?:\s*,\s*{_DIMS})*"
@@ -120,7 +121,8 @@ class _Vectorized:
         else:
             in_core, out_core = [()] * (len(dynamic) + len(kw_names)), None
         dynamic += [kwargs[k] for k in kw_names]
-        dynamic = [a if isinstance(a, Tensor) else np.asarray(a) for a in dynamic]
+        dynamic = [a if isinstance(a, Tensor) else _asarray(a, "vectorize", f"argument {j}")
+                   for j, a in enumerate(dynamic)]
         sizes = {}
         loops = [self._loop_shape(a, core, sizes, j) for j, (a, core) in
                  enumerate(zip(dynamic, in_core))]

@@ -174,10 +174,9 @@ def matrix_power(a, n):
         n = _operator.index(n)
     except TypeError:
         raise TypeError(f"matrix_power: exponent n must be an integer, got {n!r}") from None
-    if n < 0 or _dtype_of(a).kind in "fc":
-        a = _arr(a)
-    elif not isinstance(a, _Tensor):  # numpy keeps integer/boolean matrices' dtype for n >= 0
-        a = _np.asarray(a)  # (products only); promoting made them float64
+    a = _asarray(a, "linalg.matrix_power")
+    if n < 0 or _dtype_of(a).kind in "fc":  # numpy keeps integer/boolean matrices' dtype
+        a = _arr(a)                         # for n >= 0 (products only)
     s = _shape_of(a)
     if len(s) < 2 or s[-1] != s[-2]:
         raise ValueError(f"matrix_power: a has shape {s} but must be a square matrix (or a "

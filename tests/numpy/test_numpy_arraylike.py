@@ -28,10 +28,16 @@ _S = hnp.stack
     (lambda x: hnp.sin((x, [1.0, 2.0, 3.0])), lambda x: hnp.sin(_S([x, [1.0, 2.0, 3.0]]))),
     (lambda x: hnp.mean([[x[0], 1.0], (2.0, x[1] * x[2])]),
      lambda x: hnp.mean(_S([_S([x[0], 1.0]), _S([2.0, x[1] * x[2]])]))),
-], ids=["mean", "std", "var", "sum", "norm", "sin_tuple", "nested_scalars"])
+    # functions with non-array parameters, which the sweep below cannot call with arrays
+    (lambda x: hnp.linalg.matrix_power([[x[0], 1.0], [x[1], x[2]]], 3),
+     lambda x: hnp.linalg.matrix_power(_S([_S([x[0], 1.0]), _S([x[1], x[2]])]), 3)),
+    (lambda x: hnp.vectorize(lambda a, b: a * b ** 2)([x[0], x[1]], (x[2], 2.0)),
+     lambda x: hnp.vectorize(lambda a, b: a * b ** 2)(_S([x[0], x[1]]), _S([x[2], 2.0]))),
+], ids=["mean", "std", "var", "sum", "norm", "sin_tuple", "nested_scalars", "matrix_power",
+        "vectorize"])
 def test_lists_of_tensors_are_stacked(f, stacked):
     x = np.array([0.5, 1.5, -0.3])
-    np.testing.assert_allclose(f(x).numpy(), stacked(x).numpy(), rtol=1e-15)
+    np.testing.assert_allclose(np.asarray(f(x)), np.asarray(stacked(x)), rtol=1e-15)
     np.testing.assert_allclose(hg.jacrev(f)(x), hg.jacrev(stacked)(x), rtol=1e-15)
     check_grads(f, (x,), order=2)
 
@@ -167,11 +173,13 @@ def test_scalar_types_stand_for_numpys():
     ((3,), (3,)), ((3,), 3), ((3,), ((1, 2),)), ((3,), (1, 2)), ((3,), [[2]]),
     ((2, 3), (2,)), ((2, 3), ((1,), (2,))), ((2, 3), ((1, 2), (3, 0))), ((2, 3), [[1], [2]]),
     ((2, 3), (1, 2)), ((2, 3), np.array([[1, 0], [0, 2]])),
+    ((2, 3), {1: (1, 2)}), ((2, 3), {0: 2}), ((2, 3), {-1: 1, 0: (0, 2)}), ((3,), {}),
 ])
 @pytest.mark.parametrize("mode,kwargs", [
     ("constant", {}), ("constant", {"constant_values": (5,)}),
     ("constant", {"constant_values": ((1, 2),)}), ("edge", {}), ("reflect", {}), ("wrap", {}),
     ("mean", {"stat_length": (1,)}), ("linear_ramp", {"end_values": (4,)}), ("maximum", {}),
+    ("reflect", {"reflect_type": "odd"}), ("symmetric", {"reflect_type": "odd"}),
 ])
 def test_pad_accepts_numpys_pad_width_forms(shape, pad_width, mode, kwargs):
     x = np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape)
@@ -179,11 +187,64 @@ def test_pad_accepts_numpys_pad_width_forms(shape, pad_width, mode, kwargs):
                                np.pad(x, pad_width, mode, **kwargs))
 
 
+@pytest.mark.parametrize("mode", ["reflect", "symmetric"])
+@pytest.mark.parametrize("pad_width", [1, ((2, 7), (5, 0)), {1: (9, 4)}])
+def test_pad_odd_reflection(mode, pad_width):
+    # 2 * edge - x, in chunks with moving edges when the pad is wider than the array
+    x = np.arange(1.0, 7.0).reshape(2, 3) ** 1.5
+    np.testing.assert_allclose(hnp.pad(x, pad_width, mode, reflect_type="odd").numpy(),
+                               np.pad(x, pad_width, mode, reflect_type="odd"))
+    n = np.arange(6).reshape(2, 3)  # integer arrays keep their dtype
+    got = hnp.pad(n, pad_width, mode, reflect_type="odd")
+    assert got.dtype == n.dtype
+    np.testing.assert_array_equal(got.numpy(), np.pad(n, pad_width, mode, reflect_type="odd"))
+    check_grads(lambda y: hnp.pad(y, pad_width, mode, reflect_type="odd") ** 2, (x,))
+    np.testing.assert_allclose(
+        hg.function(lambda y: hnp.pad(y, pad_width, mode, reflect_type="odd"))(x),
+        np.pad(x, pad_width, mode, reflect_type="odd"))
+
+
+def _pad_with(vector, pad_width, iaxis, kwargs):  # numpy's docstring example
+    vector[:pad_width[0]] = kwargs.get("padder", 10)
+    vector[-pad_width[1]:] = kwargs.get("padder", 10)
+
+
+def _pad_from_values(vector, pad_width, iaxis, kwargs):  # padding computed from the line
+    before, after = pad_width
+    if before:
+        vector[:before] = vector[before] * 2
+    if after:
+        vector[-after:] = vector[-after - 1] ** 2
+
+
+@pytest.mark.parametrize("function,kwargs", [(_pad_with, {}), (_pad_with, {"padder": 3.0}),
+                                             (_pad_from_values, {})])
+@pytest.mark.parametrize("pad_width", [2, ((1, 2), (2, 1)), {1: (0, 2)}])
+def test_pad_callable_mode(function, kwargs, pad_width):
+    x = np.arange(1.0, 7.0).reshape(2, 3)
+    expected = np.pad(x, pad_width, function, **kwargs)
+    np.testing.assert_allclose(hnp.pad(x, pad_width, function, **kwargs), expected)
+    np.testing.assert_allclose(hnp.pad(hnp.asarray(x), pad_width, function, **kwargs).numpy(),
+                               expected)
+    np.testing.assert_allclose(
+        hg.function(lambda y: hnp.pad(y, pad_width, function, **kwargs))(x), expected)
+    check_grads(lambda y: hnp.pad(y, pad_width, function, **kwargs), (x,), order=2)
+
+
 def test_pad_gradient_and_bad_width():
     g = hg.grad(lambda x: hnp.sum(hnp.pad(x, (3,), "constant") ** 2))(np.array([1.0, 2.0]))
     np.testing.assert_allclose(g, [2.0, 4.0])
     with pytest.raises(ValueError, match=r"pad: pad_width .*\(1, 3\).* \(2, 2\)"):
         hnp.pad(np.ones((2, 3)), ((1, 2, 3),))
+    with pytest.raises(ValueError, match=r"pad: pad_width names axis 2, but the array has 2"):
+        hnp.pad(np.ones((2, 3)), {2: 1})
+    with pytest.raises(TypeError, match=r"pad: pad_width for axis 0 must be an int or a pair"):
+        hnp.pad(np.ones((2, 3)), {0: (1, 2, 3)})
+    a = np.ones(3)  # a new array, as numpy's, also when nothing is padded
+    for mode in ("constant", "edge", "mean"):
+        assert hnp.pad(a, {}, mode) is not a and hnp.pad(a, 0, mode) is not a
+    g = hg.grad(lambda x: hnp.sum(hnp.pad(x, {0: (1, 2)}, "edge") ** 2))(np.array([1.0, 2.0]))
+    np.testing.assert_allclose(g, [4.0, 12.0])
 
 
 # index tricks ------------------------------------------------------------------------------
@@ -211,12 +272,24 @@ def test_r_and_c_differentiate_and_trace():
     np.testing.assert_allclose(hg.grad(lambda v: hnp.sum(hnp.c_[v, 3 * v]))(_V), [4.0, 4.0])
     np.testing.assert_allclose(hg.function(lambda v: hnp.r_[v, 1.0])(_V), [1.0, 2.0, 1.0])
     assert hnp.s_[1:3] == np.s_[1:3] and hnp.index_exp[::2] == np.index_exp[::2]
+    np.testing.assert_array_equal(hnp.mgrid[0:2, 1:4], np.mgrid[0:2, 1:4])
+    np.testing.assert_array_equal(hnp.mgrid[0:1:5j], np.mgrid[0:1:5j])
+    for got, expected in zip(hnp.ogrid[0:2, 0:3], np.ogrid[0:2, 0:3]):
+        np.testing.assert_array_equal(got, expected)
+    assert list(hnp.ndindex(2, 2)) == list(np.ndindex(2, 2))
+    y = hnp.arange(6.0).reshape(2, 3)  # a grid indexes a hessgrad array as numpy's
+    np.testing.assert_array_equal(y[tuple(hnp.mgrid[0:2, 0:2])].numpy(),
+                                  np.arange(6.0).reshape(2, 3)[tuple(np.mgrid[0:2, 0:2])])
     with pytest.raises(NotImplementedError, match="r_: numpy.matrix"):
         hnp.r_["r", _V]
 
 
 def test_versions():
-    import importlib.metadata
+    import pathlib
+    import tomllib
 
-    assert hg.__version__ == importlib.metadata.version("hessgrad")
+    # from pyproject.toml (the installed metadata when not run from a checkout), not a copy
+    pyproject = pathlib.Path(hg.__file__).parent.parent / "pyproject.toml"
+    with open(pyproject, "rb") as f:
+        assert hg.__version__ == tomllib.load(f)["project"]["version"]
     assert hnp.__version__ == np.__version__
