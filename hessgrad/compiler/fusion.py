@@ -74,7 +74,7 @@ def _scatter_ranges(prog, op):
     count = np.zeros(prog.shape(op.outs[0]), np.intp)
     for r in set(ranges):
         count[tuple(slice(*_slice_args(*x)) for x in r)] += 1
-    return ranges if count.max() <= 1 else None
+    return ranges if count.max(initial=0) <= 1 else None  # (an empty output: no overlap)
 
 
 def _shifted_ranges(prog, op):
@@ -365,7 +365,7 @@ def _one_hot_rows(prog, op):
     if op is None or getattr(op.prim, "of", None) is not tensor_array_read_adjoint.primitive or \
             op.params.get("prefix") or op.extra is None:
         return None
-    (value, rows, like), (batched_value, batched_rows, batched_like) = op.args, \
+    (value, rows, _), (batched_value, batched_rows, batched_like) = op.args, \
         op.extra["batched"]
     shape, k = prog.shape(op.outs[0]), prog.shape(rows)
     if not (batched_rows and not batched_like and known(shape) and len(shape) == 2 and
