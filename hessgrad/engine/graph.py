@@ -96,6 +96,18 @@ class Graph:
     def __str__(self):
         return graph_text(self)
 
+    def discard(self):
+        """Break the references between this graph and its nodes (a graph thrown away after
+        one use): its tensors and nodes are then freed with their last reference, not left
+        as cyclic garbage for the collector."""
+        for node in self.nodes:
+            node.graph, node.inputs, node.outputs = None, (), ()
+        self.nodes = []
+        for table in (self._reads, self._captured, self._weak_casts, self._plans, self.lifted,
+                      self._example_values):
+            table.clear()
+        self.guards = []
+
     # --- building ------------------------------------------------------------------------
     def as_default(self):
         return _DefaultGraph(self)

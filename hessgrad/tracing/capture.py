@@ -311,9 +311,9 @@ def capture(f, args, kwargs, symbolic=False):
 
 def _logged_run(f, args, kwargs, symbolic):
     """``(key, big)`` of one run of ``f`` under a :class:`CaptureLog`."""
-    with _CleanState():
-        graph = Graph() if symbolic else None
-        with graph.as_default() if symbolic else _NO_GRAPH:
+    graph = Graph() if symbolic else None
+    try:
+        with _CleanState(), graph.as_default() if symbolic else _NO_GRAPH:
             sources = []
             if not kwargs and all(type(a) is np.ndarray for a in args):  # the commonest call
                 c_args, c_kwargs = [_source(a, sources, graph) for a in args], {}
@@ -323,6 +323,9 @@ def _logged_run(f, args, kwargs, symbolic):
             with CaptureLog(sources) as log:
                 result = f(*c_args, **c_kwargs)
             return log.key(result), log.big
+    finally:
+        if symbolic:
+            graph.discard()
 
 
 _NO_GRAPH = contextlib.nullcontext()

@@ -10,6 +10,7 @@ import pytest
 
 import hessgrad as hg
 import hessgrad.numpy as hnp
+from hessgrad.tracing import capture as capture_module
 
 
 def rosen(x):
@@ -48,8 +49,12 @@ CALLS = {
 }
 
 
+@pytest.mark.parametrize("capture", ["eager", "symbolic"])
 @pytest.mark.parametrize("name", list(CALLS))
-def test_call_leaves_no_cyclic_garbage(name):
+def test_call_leaves_no_cyclic_garbage(name, capture, monkeypatch):
+    # implicit caches check f's captured state by an eager or (for costly eager runs, so
+    # on a loaded machine too) a symbolic run: neither may leave cycles
+    monkeypatch.setattr(capture_module, "MODE", capture)
     call = CALLS[name]
     call()  # warm caches (traces, compiled kernels) outside the measured call
     gc.collect()
