@@ -2,6 +2,7 @@
 
 import itertools
 import math
+import sys
 
 import numpy as np
 
@@ -259,11 +260,49 @@ def _never(t):
     return False
 
 
+def scipy_caller():
+    """``(public module, function)`` of the SciPy function whose code converts a tensor, when
+    the conversion happens inside SciPy (``scipy.linalg.expm(t)``: ``("scipy.linalg",
+    "expm")``), else None: the refusal then names hessgrad's differentiable version."""
+    frame = sys._getframe(1)
+    while frame is not None and not frame.f_globals.get("__name__", "").startswith("scipy."):
+        if not frame.f_globals.get("__name__", "").startswith(("hessgrad.", "numpy")):
+            return None  # user code converted the tensor itself
+        frame = frame.f_back
+    entry = None
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("scipy."):
+        entry, frame = frame, frame.f_back
+    if entry is None:
+        return None
+    parts = entry.f_globals["__name__"].split(".")
+    public = ".".join(p for p in parts[:2] if not p.startswith("_"))
+    return public, getattr(entry.f_code, "co_qualname", entry.f_code.co_name)
+
+
+def _scipy_hint():
+    caller = scipy_caller()
+    if caller is None:
+        return ""
+    module, function = caller
+    target = f"hessgrad.{module}"
+    if "." in function:  # a method (scipy.stats.norm.logpdf runs rv_continuous.logpdf)
+        method = function.rsplit(".", 1)[-1]
+        return (f" It happened inside SciPy ({module}: {function}); use the object of the "
+                f"same name in {target} (import {target}), e.g. {target}.norm.{method} for "
+                f"{module}.norm.{method}")
+    return (f" It happened inside SciPy ({module}.{function}); use {target}.{function}, its "
+            f"differentiable version")
+
+
 def _refuse(error):
     """Raise ``error``, remembering it: numpy turns an error raised while it converts an
     element (``a[i] = t`` into a numpy array) into its own "setting an array element with a
     sequence"; the recorder or graph around the call then raises ``error`` from that (see
-    ``engine.state.reraise_refused``)."""
+    ``engine.state.reraise_refused``). A conversion inside SciPy names hessgrad.scipy's
+    version of the function."""
+    hint = _scipy_hint()
+    if hint:
+        error = type(error)(str(error) + "." + hint)
     THREAD.state.refused = error
     raise error
 

@@ -10,7 +10,8 @@ mirrors ``import scipy.special``.
 """
 
 from . import optimize
+from . import special
 from .optimize import Constraint, Objective, constraint, hessian_operator, objective
 
-__all__ = ["optimize", "Objective", "Constraint", "objective", "constraint",
+__all__ = ["optimize", "special", "Objective", "Constraint", "objective", "constraint",
            "hessian_operator"]
