@@ -310,6 +310,44 @@ betainc = _nary("betainc", sc.betainc,
 derivative in x ``x^(a-1) (1-x)^(b-1) / B(a, b)``; none in a, b.""")
 
 
+gammaincinv = _nary("gammaincinv", sc.gammaincinv,
+                    [no_formula("gammaincinv", "a", _NO_SHAPE),
+                     lambda ans, a, q: exp(-(xlogy(a - 1.0, ans) - ans - gammaln(a)))],
+                    """The inverse in x of gammainc(a, x) (scipy.special.gammaincinv);
+derivative in q ``1 / (d/dx gammainc)`` at the answer; none in a.""")
+betaincinv = _nary("betaincinv", sc.betaincinv,
+                   [no_formula("betaincinv", "a", _NO_SHAPE),
+                    no_formula("betaincinv", "b", _NO_SHAPE),
+                    lambda ans, a, b, q: exp(-(xlogy(a - 1.0, ans) + xlog1py(b - 1.0, -ans)
+                                               - betaln(a, b)))],
+                   """The inverse in x of betainc(a, b, x) (scipy.special.betaincinv);
+derivative in q only.""")
+poch = _nary("poch", sc.poch,
+             [lambda ans, a, m: ans * (polygamma(a + m, n=0) - polygamma(a, n=0)),
+              lambda ans, a, m: ans * polygamma(a + m, n=0)],
+             """The Pochhammer symbol Gamma(a + m) / Gamma(a) (scipy.special.poch).""")
+
+
+def student_t_log_density(t, df):
+    """The log density of Student's t with ``df`` degrees of freedom at ``t`` (SciPy's
+    formula: ``log poch(df/2, 1/2) - log(df pi) / 2 - (df + 1) / 2 log1p(t^2 / df)``)."""
+    return (log(poch(0.5 * df, 0.5)) - 0.5 * (log(df) + math.log(math.pi))
+            - (df + 1.0) / 2.0 * log1p(t * t / df))
+
+
+stdtr = _nary("stdtr", sc.stdtr,
+              [no_formula("stdtr", "df", "no closed form of the derivative of Student's t CDF "
+                          "in its degrees of freedom"),
+               lambda ans, df, t: exp(student_t_log_density(t, df))],
+              """Student's t CDF (scipy.special.stdtr); derivative in t the density; none in
+df.""")
+stdtrit = _nary("stdtrit", sc.stdtrit,
+                [no_formula("stdtrit", "df", "no closed form of the derivative of Student's t "
+                            "quantile in its degrees of freedom"),
+                 lambda ans, df, q: exp(-student_t_log_density(ans, df))],
+                """Student's t quantile (scipy.special.stdtrit); derivative in q only.""")
+
+
 # --- integrals ------------------------------------------------------------------------------
 _SPENCE_SERIES = [(-1) ** k / (k + 1) for k in range(12)]  # log1p(u) / u = sum (-u)^k / (k+1)
 
@@ -343,4 +381,5 @@ __all__ = ["i0", "i1", "bessel_i", "bessel_j", "bessel_y", "polygamma", "gammaln
            "betaln", "beta", "zeta", "erf", "erfc", "erfcx", "erfinv", "erfcinv", "ndtr",
            "ndtri", "log_ndtr", "mills_inverse", "logit", "log_expit", "xlogy", "xlog1py",
            "entr", "rel_entr", "gammainc", "gammaincc", "betainc", "spence", "expi", "exp1",
-           "owens_t", "no_formula"]
+           "owens_t", "no_formula", "gammaincinv", "betaincinv", "poch",
+           "student_t_log_density", "stdtr", "stdtrit"]

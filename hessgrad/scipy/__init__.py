@@ -10,8 +10,8 @@ mirrors ``import scipy.special``.
 """
 
 from . import optimize
-from . import special
+from . import linalg, special, stats
 from .optimize import Constraint, Objective, constraint, hessian_operator, objective
 
-__all__ = ["optimize", "special", "Objective", "Constraint", "objective", "constraint",
+__all__ = ["optimize", "special", "stats", "linalg", "Objective", "Constraint", "objective", "constraint",
            "hessian_operator"]

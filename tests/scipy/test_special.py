@@ -10,6 +10,7 @@ import scipy.special as sc
 import hessgrad as hg
 import hessgrad.numpy as hnp
 import hessgrad.scipy.special as hsp
+from hessgrad.ops import special as sp
 from hessgrad.testing import check_grads
 
 # the primitives of hessgrad/ops/special.py declared for this namespace (see test_coverage.py)
@@ -17,7 +18,8 @@ COVERED = {
     "bessel_i", "bessel_j", "bessel_y", "polygamma", "gammaln", "gamma", "betaln", "beta",
     "zeta", "erfc", "erfcx", "erfinv", "erfcinv", "ndtr", "ndtri", "log_ndtr", "logit",
     "log_expit", "xlogy", "xlog1py", "entr", "rel_entr", "gammainc", "gammaincc", "betainc",
-    "spence", "expi", "exp1", "owens_t", "i0", "i1",
+    "spence", "expi", "exp1", "owens_t", "i0", "i1", "gammaincinv", "betaincinv", "poch",
+    "stdtr", "stdtrit",
 }
 
 rng = np.random.default_rng(3)
@@ -76,6 +78,10 @@ VALUES = [
     ("expi", hsp.expi, sc.expi, (REAL,)),
     ("exp1", hsp.exp1, sc.exp1, (POS,)),
     ("owens_t", hsp.owens_t, sc.owens_t, (REAL, POS2)),
+    ("gammaincinv", sp.gammaincinv, sc.gammaincinv, (POS, UNIT)),
+    ("betaincinv", sp.betaincinv, sc.betaincinv, (POS, POS2, UNIT)),
+    ("poch", sp.poch, sc.poch, (POS, POS2)), ("stdtr", sp.stdtr, sc.stdtr, (POS, REAL)),
+    ("stdtrit", sp.stdtrit, sc.stdtrit, (POS, UNIT)),
     ("logsumexp", hsp.logsumexp, sc.logsumexp, (REAL,)),
     ("logsumexp-axis", lambda a: hsp.logsumexp(a, axis=1, keepdims=True),
      lambda a: sc.logsumexp(a, axis=1, keepdims=True), (REAL,)),
@@ -139,6 +145,12 @@ GRADS = [
     ("expi", hsp.expi, (POS,)), ("expi-negative", hsp.expi, (-POS,)), ("exp1", hsp.exp1, (POS,)),
     ("owens_t", hsp.owens_t, (REAL, POS2)),
     ("0d", lambda x: hsp.gammaln(x) * hsp.ndtr(x), (np.array(1.3),)),
+    # primitives behind hessgrad.scipy.stats
+    ("gammaincinv-q", lambda q: sp.gammaincinv(POS, q), (UNIT[0],)),
+    ("betaincinv-q", lambda q: sp.betaincinv(POS, POS2, q), (UNIT,)),
+    ("poch", sp.poch, (POS, POS2)),
+    ("stdtr-t", lambda t: sp.stdtr(POS, t), (REAL,)),
+    ("stdtrit-q", lambda q: sp.stdtrit(POS, q), (UNIT,)),
     ("empty", hsp.log_ndtr, (np.zeros((0, 2)),)),
 ]
 
@@ -257,6 +269,8 @@ def test_xlogy_at_zero():
     (lambda a: hsp.gammainc(a, 1.5), "'a'"), (lambda a: hsp.gammaincc(a, 1.5), "'a'"),
     (lambda a: hsp.betainc(a, 2.0, 0.3), "'a'"), (lambda b: hsp.betainc(2.0, b, 0.3), "'b'"),
     (lambda x: hsp.zeta(x, 2.0), "'x'"),
+    (lambda a: sp.gammaincinv(a, 0.3), "'a'"), (lambda b: sp.betaincinv(2.0, b, 0.3), "'b'"),
+    (lambda df: sp.stdtr(df, 0.3), "'df'"), (lambda df: sp.stdtrit(df, 0.3), "'df'"),
 ])
 @pytest.mark.parametrize("mode", ["rev", "fwd"])
 def test_no_formula_raises_naming_the_argument(f, arg, mode):
