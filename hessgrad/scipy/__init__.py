@@ -9,9 +9,8 @@ mirrors ``import scipy.special``.
   reverse), each a primitive of ``hessgrad.ops`` or a composite of them.
 """
 
-from . import optimize
-from . import linalg, special, stats
+from . import integrate, linalg, optimize, signal, special, stats
 from .optimize import Constraint, Objective, constraint, hessian_operator, objective
 
-__all__ = ["optimize", "special", "stats", "linalg", "Objective", "Constraint", "objective", "constraint",
-           "hessian_operator"]
+__all__ = ["optimize", "special", "stats", "linalg", "signal", "integrate", "Objective",
+           "Constraint", "objective", "constraint", "hessian_operator"]
