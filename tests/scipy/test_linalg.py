@@ -162,3 +162,15 @@ def test_unsupported_options_raise():
         hla.qr(A, pivoting=True)
     with pytest.raises(ValueError, match="assume_a"):
         hla.solve(A, B, assume_a="whatever")
+
+
+def test_vmap_over_matrix_functions_and_lu():
+    stack = rng.normal(size=(4, 3, 3)) * 0.5
+    np.testing.assert_allclose(hg.vmap(hla.expm)(stack), sla.expm(stack), rtol=1e-13)
+    spd = stack @ np.swapaxes(stack, 1, 2) + np.eye(3)
+    np.testing.assert_allclose(hg.vmap(hla.sqrtm)(spd), np.stack([sla.sqrtm(m) for m in spd]),
+                               rtol=1e-12)
+    np.testing.assert_allclose(hg.vmap(lambda a: hla.lu_factor(a)[0])(stack),
+                               np.stack([sla.lu_factor(m)[0] for m in stack]), rtol=1e-13)
+    h = hg.hessian(lambda a: hnp.sum(hla.expm(a) ** 2))(stack[0])
+    assert h.shape == (3, 3, 3, 3) and np.isfinite(h).all()

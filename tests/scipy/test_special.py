@@ -297,3 +297,34 @@ def test_scipy_special_on_a_tensor_names_the_replacement(name):
     args = (np.array([0.5, 1.5]),) * (2 if name == "xlogy" else 1)
     with pytest.raises(TypeError, match=f"hessgrad.scipy.special.{name}"):
         hg.grad(lambda x: hnp.sum(fn(*([x] + list(args[1:])))))(args[0])
+
+
+# --- the other interpreters: vmap, sparsity, the compiler's fused kernels ------------------------
+def test_vmap_and_sparse_hessian():
+    x = rng.uniform(0.5, 2.0, (5, 3))
+    np.testing.assert_array_equal(hg.vmap(hsp.gammaln)(x), hsp.gammaln(x))
+    np.testing.assert_array_equal(hg.vmap(lambda r: hsp.betainc(2.0, 3.0, r / 3))(x),
+                                  hsp.betainc(2.0, 3.0, x / 3))
+
+    def f(x):
+        return (hnp.sum(hsp.log_ndtr(x[1:] - x[:-1])) + hnp.sum(hsp.gammaln(x))
+                + hnp.sum(hsp.xlogy(x, x + 1) * hsp.log_expit(x)))
+    x = np.linspace(1, 2, 8)
+    s = hg.sparse_hessian(f)(x)
+    assert s.nnz == 8 + 2 * 7  # tridiagonal: the pattern rules of the new primitives hold
+    np.testing.assert_allclose(s.toarray(), hg.hessian(f)(x), rtol=1e-13)
+
+
+def test_compiled_with_fused_kernels_around_the_new_primitives():
+    """Arrays above the fusion threshold: the compiler fuses the ops it translates and calls
+    the new primitives' forwards (no lowering needed)."""
+    x = np.linspace(0.1, 5, 20000)
+
+    def f(x):
+        return hnp.sum(hsp.gammaln(x) * hnp.exp(-x) + hsp.log_ndtr(x - 3) * x
+                       + hsp.erfcx(x) * hnp.sin(x))
+    g = hg.grad(f)
+    np.testing.assert_allclose(hg.function(g)(x), g(x), rtol=1e-13)
+    v = np.cos(x)
+    np.testing.assert_allclose(hg.function(hg.hvp(f))(x, v), hg.hvp(f)(x, v), rtol=1e-12,
+                               atol=1e-300)
