@@ -26,7 +26,7 @@ steps per output interval).
 import numpy as np
 
 from .. import numpy as hnp
-from ..engine.tensor import Tensor
+from ..engine.tensor import ConcretizationError, Tensor
 
 
 def _arr(x):
@@ -197,7 +197,9 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, rtol=Non
         The states at ``t``. The values agree with SciPy's within the tolerances (both are
         approximations; a test compares at rtol 1e-6 with tight tolerances).
     Raises:
-        ValueError: traced (symbolic) arguments without ``steps``.
+        hessgrad.ConcretizationError: traced (symbolic) arguments without ``steps`` (the
+            transforms that fall back to eager evaluation on it, such as ``hessian`` and
+            ``hessgrad.scipy.objective``, then run it eagerly).
         NotImplementedError: ``Dfun``, ``full_output``.
         RuntimeError: more than ``mxstep`` steps in one interval.
     """
@@ -219,9 +221,12 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, rtol=Non
     n = t.shape[0]
     if steps is None:
         if any(_symbolic(v) for v in (y0, t) + args):
-            raise ValueError("odeint under hessgrad.function needs steps= (a fixed number of "
-                             "steps per output interval): the adaptive steps are chosen on "
-                             "values, unknown while tracing")
+            # the callers that trace and can fall back to eager evaluation (hessian,
+            # scipy.objective, vmap) do so on this error
+            raise ConcretizationError(
+                "odeint needs values to choose its adaptive steps, unknown while tracing "
+                "(hessgrad.function): pass steps= (a fixed number of steps per output "
+                "interval), or call it eagerly")
         plain_args = tuple(_plain(a) if isinstance(a, Tensor) else a for a in args)
 
         def f_plain(y, s):
