@@ -130,7 +130,13 @@ def _dopri_step(f, t, y, h, with_error=False):
 
 
 def _symbolic(x):
-    return isinstance(x, Tensor) and x._value is None
+    if not isinstance(x, Tensor):
+        return False
+    try:
+        x.numpy()
+    except TypeError:  # a symbolic tensor has no value while a function is traced
+        return True
+    return False
 
 
 def _plain(x):

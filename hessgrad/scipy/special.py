@@ -37,15 +37,24 @@ def _in(x):
     return hnp.asarray(x) if isinstance(x, (list, tuple)) else x
 
 
+def _known(x):
+    """``x``'s value when it is known (arrays, eager tensors; through the public
+    ``Tensor.numpy``), None for a symbolic tensor."""
+    if isinstance(x, Tensor):
+        try:
+            return x.numpy()
+        except TypeError:
+            return None
+    return np.asarray(x)
+
+
 def _static(fname, value, what, integer=False):
     """A static order (``n``, ``v``, ``d``): a Python number (a concrete scalar tensor's value
     is taken; it gets no derivative)."""
-    if isinstance(value, Tensor):
-        if value._value is None:
-            raise TypeError(f"hessgrad.scipy.special.{fname}: argument '{what}' must be known "
-                            f"while a function is traced (an order, not differentiated)")
-        value = value._value
-    arr = np.asarray(value)
+    arr = _known(value)
+    if arr is None:
+        raise TypeError(f"hessgrad.scipy.special.{fname}: argument '{what}' must be known "
+                        f"while a function is traced (an order, not differentiated)")
     if arr.ndim:
         raise ValueError(f"hessgrad.scipy.special.{fname}: argument '{what}' must be a "
                          f"scalar (one order per call), got shape {arr.shape}")
@@ -93,8 +102,8 @@ def multigammaln(a, d):
     """
     d = _static("multigammaln", d, "d", integer=True)
     a = _in(a)
-    value = a._value if isinstance(a, Tensor) else np.asarray(a)
-    if value is not None and np.any(np.asarray(value) <= 0.5 * (d - 1)):
+    value = _known(a)
+    if value is not None and np.any(value <= 0.5 * (d - 1)):
         raise ValueError(f"condition a ({value}) > 0.5 * (d-1) ({0.5 * (d - 1)}) not met")
     res = (d * (d - 1) * 0.25) * math.log(math.pi)
     terms = [sp.gammaln(a - (j - 1.0) / 2) for j in range(1, d + 1)]
@@ -256,7 +265,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
         sgn = hnp.squeeze(sgn, axis=axes)
     if return_sign:
         return out, sgn
-    value = sgn._value if isinstance(sgn, Tensor) else np.asarray(sgn)
+    value = _known(sgn)
     if value is not None and np.any(value < 0):
         out = ew.where(sgn < 0, np.nan, out)  # SciPy's value for a negative sum
     return out

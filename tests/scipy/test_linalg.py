@@ -174,3 +174,10 @@ def test_vmap_over_matrix_functions_and_lu():
                                np.stack([sla.lu_factor(m)[0] for m in stack]), rtol=1e-13)
     h = hg.hessian(lambda a: hnp.sum(hla.expm(a) ** 2))(stack[0])
     assert h.shape == (3, 3, 3, 3) and np.isfinite(h).all()
+
+
+def test_scipy_linalg_on_a_traced_value_names_the_replacement():
+    with pytest.raises(TypeError, match=r"use hessgrad\.scipy\.linalg\.expm"):
+        hg.grad(lambda a: hnp.sum(sla.expm(a)))(SMALL)
+    with pytest.raises(TypeError, match=r"use hessgrad\.scipy\.linalg\.cho_factor"):
+        hg.function(lambda a: hnp.sum(sla.cho_factor(a)[0]))(SPD)

@@ -204,3 +204,10 @@ def test_argument_errors():
         hst.norm.logpdf(1.0, mu=2.0)
     with pytest.raises(TypeError, match="multiple values"):
         hst.norm.logpdf(1.0, 0.0, loc=2.0)
+
+
+def test_scipy_stats_on_a_traced_value_names_the_replacement():
+    with pytest.raises(TypeError, match=r"hessgrad\.scipy\.stats\.norm\.logpdf"):
+        hg.grad(lambda x: hnp.sum(ss.norm.logpdf(x)))(np.array([0.5, 1.0]))
+    with pytest.raises(TypeError, match=r"hessgrad\.scipy\.stats"):
+        hg.function(lambda x: hnp.sum(ss.t.logpdf(x, 3.0)))(np.array([0.5, 1.0]))
