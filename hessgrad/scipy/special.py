@@ -49,8 +49,15 @@ def _known(x):
 
 
 def _static(fname, value, what, integer=False):
-    """A static order (``n``, ``v``, ``d``): a Python number (a concrete scalar tensor's value
-    is taken; it gets no derivative)."""
+    """A static order (``n``, ``v``, ``d``): a Python number or numpy value (an integer
+    tensor's value is taken: integers get no derivative; a float tensor is refused, since
+    taking its value would silently drop a derivative in the order)."""
+    if isinstance(value, Tensor) and np.dtype(value.dtype).kind in "fc":
+        # a float tensor could be differentiated: its value alone would drop the derivative
+        raise NotImplementedError(
+            f"hessgrad.scipy.special.{fname}: the derivative in the order '{what}' is not "
+            f"implemented; pass '{what}' as a Python number or a numpy value (the function "
+            f"is differentiable in its other arguments)")
     arr = _known(value)
     if arr is None:
         raise TypeError(f"hessgrad.scipy.special.{fname}: argument '{what}' must be known "

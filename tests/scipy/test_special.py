@@ -288,6 +288,10 @@ def test_static_orders():
         hsp.jn(1.5, 1.0)
     with pytest.raises(ValueError, match="condition a"):
         hsp.multigammaln(0.5, 3)
+    # a float tensor order could be differentiated: refused, never a silent zero derivative
+    with pytest.raises(NotImplementedError, match="order 'v'"):
+        hg.grad(lambda v: hsp.iv(v, 1.5))(0.5)
+    assert float(hsp.polygamma(hnp.asarray(1), 2.0)) == pytest.approx(sc.polygamma(1, 2.0))
 
 
 # --- plain scipy.special on a traced value -----------------------------------------------
