@@ -123,12 +123,12 @@ def test_value_and_gradient_share_one_evaluation():
 def test_hessp_reuses_one_operator_per_point(monkeypatch):
     built = []
 
-    class Counting(hgs.HessianOperator):
+    class Counting(hgs.optimize.HessianOperator):
         def __init__(self, *a, **k):
             built.append(1)
             super().__init__(*a, **k)
 
-    monkeypatch.setattr(hgs, "HessianOperator", Counting)
+    monkeypatch.setattr(hgs.optimize, "HessianOperator", Counting)
     obj = hg.scipy.objective(rosen_hg)
     x = np.array([0.5, -1.0, 2.0, 0.1])
     rng = np.random.default_rng(0)

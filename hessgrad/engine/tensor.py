@@ -2,6 +2,7 @@
 
 import itertools
 import math
+import sys
 
 import numpy as np
 
@@ -359,11 +360,64 @@ def _never(t):
     return False
 
 
+def _is_scipy(frame):
+    return frame.f_globals.get("__name__", "").startswith("scipy.")
+
+
+def scipy_caller():
+    """``(public module, function)`` of the SciPy function whose code converts a tensor, when
+    the conversion happens inside SciPy (``scipy.linalg.expm(t)``: ``("scipy.linalg",
+    "expm")``), else None: the refusal then names hessgrad's differentiable version. The
+    entry point is the outermost SciPy frame that is neither in a private package
+    (``scipy._lib``'s decorators) nor a local function (a wrapper)."""
+    frame = sys._getframe(1)
+    while frame is not None and not _is_scipy(frame):
+        if not frame.f_globals.get("__name__", "").startswith(("hessgrad.", "numpy")):
+            return None  # user code converted the tensor itself
+        frame = frame.f_back
+    frames = []
+    while frame is not None and _is_scipy(frame):
+        frames.append(frame)
+        frame = frame.f_back
+    for entry in reversed(frames):  # outermost first
+        parts = entry.f_globals["__name__"].split(".")
+        name = getattr(entry.f_code, "co_qualname", entry.f_code.co_name)
+        if not parts[1].startswith("_") and "<locals>" not in name:
+            return ".".join(parts[:2]), name
+        for value in entry.f_locals.values():  # a decorator's wrapper: the function it wraps
+            module = getattr(value, "__module__", None) or ""
+            fname = getattr(value, "__name__", "")
+            if callable(value) and module.startswith("scipy.") and \
+                    not module.split(".")[1].startswith("_") and not fname.startswith("_"):
+                return ".".join(module.split(".")[:2]), fname
+    return None
+
+
+def _scipy_hint():
+    caller = scipy_caller()
+    if caller is None:
+        return ""
+    module, function = caller
+    target = f"hessgrad.{module}"
+    if "." in function:  # a method (scipy.stats.norm.logpdf runs rv_continuous.logpdf)
+        method = function.rsplit(".", 1)[-1]
+        example = f", e.g. {target}.norm.{method} for {module}.norm.{method}" \
+            if module == "scipy.stats" else ""
+        return (f" It happened inside SciPy ({module}: {function}); use the object of the "
+                f"same name in {target} (import {target}){example}")
+    return (f" It happened inside SciPy ({module}.{function}); use {target}.{function}, its "
+            f"differentiable version")
+
+
 def _refuse(error):
     """Raise ``error``, remembering it: numpy turns an error raised while it converts an
     element (``a[i] = t`` into a numpy array) into its own "setting an array element with a
     sequence"; the recorder or graph around the call then raises ``error`` from that (see
-    ``engine.state.reraise_refused``)."""
+    ``engine.state.reraise_refused``). A conversion inside SciPy names hessgrad.scipy's
+    version of the function."""
+    hint = _scipy_hint()
+    if hint:
+        error = type(error)(str(error) + "." + hint)
     THREAD.state.refused = error
     raise error
 

@@ -20,6 +20,7 @@ array([1.        , 2.71828183])
 """
 
 import importlib
+import sys
 
 import numpy as _np
 
@@ -348,6 +349,7 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
         if fn is not None:
             _CALLS[ufunc] = fn
             return fn(*inputs, **kwargs)
+        _refuse_scipy_special(ufunc)
         return _constant_fallback(ufunc, f"numpy.{name}", inputs, kwargs)
     if method == "reduce" and name in _REDUCE:
         kwargs.setdefault("axis", 0)
@@ -367,6 +369,23 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
         return fn.at(*inputs, **kwargs)
     raise TypeError(f"numpy.{name}.{method} is not supported for hessgrad Tensors; "
                     f"{_CUSTOM_HINT}")
+
+
+def _refuse_scipy_special(ufunc):
+    """A scipy.special ufunc given a tensor: a TypeError naming hessgrad.scipy.special's
+    differentiable version (looked up by name in the loaded modules: this layer does not
+    import hessgrad.scipy)."""
+    special = sys.modules.get("scipy.special")
+    name = ufunc.__name__
+    if special is None or getattr(special, name, None) is not ufunc:
+        return
+    ours = sys.modules.get("hessgrad.scipy.special")
+    if ours is not None and hasattr(ours, name):
+        raise TypeError(f"scipy.special.{name} cannot differentiate hessgrad Tensors (running "
+                        f"it on the tensor's value would silently drop its gradient); use "
+                        f"hessgrad.scipy.special.{name}, its differentiable version")
+    raise TypeError(f"scipy.special.{name} is not supported for hessgrad Tensors, and "
+                    f"hessgrad.scipy.special has no {name}; {_CUSTOM_HINT}")
 
 
 def _dtype_stand_in(x):

@@ -4,14 +4,14 @@ with exact sparse Jacobians and Hessians for ``trust-constr``) and a ``LinearOpe
 import numpy as np
 from scipy.optimize import NonlinearConstraint
 
-from . import numpy as _hnp
-from .engine.nest import flatten
-from .hessian_matrix import hessian
-from .operators import HessianOperator
-from .second_order import hvp
-from .sparse import SparseHessian, SparseJacobian, sparse_hessian as _sparse_hessian
-from .tracing.capture import CapturedTraces
-from .transforms import value_and_grad
+from .. import numpy as _hnp
+from ..engine.nest import flatten
+from ..hessian_matrix import hessian
+from ..operators import HessianOperator
+from ..second_order import hvp
+from ..sparse import SparseHessian, SparseJacobian, sparse_hessian as _sparse_hessian
+from ..tracing.capture import CapturedTraces
+from ..transforms import value_and_grad
 
 
 class Objective:
