@@ -23,6 +23,7 @@ True
 array([1., 1., 1.])
 """
 
+import threading
 import time
 
 import numpy as np
@@ -62,30 +63,87 @@ class CompiledPlan:
         self.counts_before = prog.counts()
         self.options = pipeline.Options(jit_kernels, min_kernel_size, skip, lambda block:
                                         CompiledPlan(block, jit_kernels, min_kernel_size, skip))
-        state = pipeline.run(pipeline.OPTIMIZE, pipeline.State(prog, self.options))
+        self._state = pipeline.run(pipeline.OPTIMIZE, pipeline.State(prog, self.options))
         self._optimized_ops = list(prog.ops)  # before lowering: what batched runs rewrite
         self._batched = {}
         self._splits = {}
         self._peak_sizes = {}
         self.min_kernel_size = min_kernel_size
         self.jit_kernels = jit_kernels
-        pipeline.run(pipeline.LOWER, state)
-        self.passes = state.report
-        generated = state.generated
-        self.whole_graph = isinstance(generated, WholeGraph)
-        self.backend = generated.backend if self.whole_graph else "python"
-        self.kernel_sources = [generated.kernel_source] if self.whole_graph else \
-            [op.extra["source"] for op in prog.ops if getattr(op.prim, "group", False)]
         self.program = prog
-        self.ops_after = len(prog.ops)
-        self.counts_after = prog.counts()
-        self.source = generated.source
-        self._fn = generated.fn
+        # The program is lowered at its first unbatched run (or when asked what it became):
+        # a dense Hessian only runs batched programs, and lowering a long unrolled program
+        # (a whole-graph kernel of 10^4 ops) can cost far more than optimizing it.
+        self._lock = threading.RLock()
+        self._fn = None
         self.compile_time = time.perf_counter() - start
         self.run = self._first_run
 
+    def _lowered(self):
+        """Lower the optimized program (once); returns the generated function."""
+        with self._lock:
+            if self._fn is None:
+                start = time.perf_counter()
+                generated = pipeline.run(pipeline.LOWER, self._state).generated
+                self._generated = generated
+                self._fn = generated.fn
+                self.compile_time += time.perf_counter() - start
+        return self._fn
+
+    @property
+    def lowered(self):
+        """Whether the unbatched program has been lowered (see :meth:`lower`)."""
+        return self._fn is not None
+
+    def lower(self):
+        """Lower the unbatched program now (it is otherwise lowered at its first run)."""
+        self._lowered()
+        return self
+
+    @property
+    def passes(self):
+        """The passes of :mod:`.pipeline` that changed something, with how much."""
+        self._lowered()
+        return self._state.report
+
+    @property
+    def whole_graph(self):
+        return isinstance(self._generated_now(), WholeGraph)
+
+    @property
+    def backend(self):
+        generated = self._generated_now()
+        return generated.backend if isinstance(generated, WholeGraph) else "python"
+
+    @property
+    def kernel_sources(self):
+        generated = self._generated_now()
+        if isinstance(generated, WholeGraph):
+            return [generated.kernel_source]
+        return [op.extra["source"] for op in self.program.ops
+                if getattr(op.prim, "group", False)]
+
+    @property
+    def ops_after(self):
+        self._lowered()
+        return len(self.program.ops)
+
+    @property
+    def counts_after(self):
+        self._lowered()
+        return self.program.counts()
+
+    @property
+    def source(self):
+        return self._generated_now().source
+
+    def _generated_now(self):
+        self._lowered()
+        return self._generated
+
     @property
     def optimized_steps(self):
+        self._lowered()
         return self.program.describe()
 
     @property
@@ -93,9 +151,10 @@ class CompiledPlan:
         return 0 if self.whole_graph else len(self.kernel_sources)
 
     def _first_run(self, feed_values):
+        fn = self._lowered()
         start = time.perf_counter()
         try:
-            return self._fn(*feed_values)
+            return fn(*feed_values)
         finally:
             self.compile_time += time.perf_counter() - start
             self.run = self._run
