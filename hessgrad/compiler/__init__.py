@@ -51,7 +51,8 @@ class CompiledPlan:
         kernel_sources: the source of every Numba kernel (fused kernels and row kernels, or the
             whole graph).
         compile_time: seconds spent optimizing and generating code, plus the first run
-            (which compiles the Numba kernels, or loads them from the disk cache).
+            (which lowers the program and compiles the Numba kernels, or loads them from the
+            disk cache).
         passes: the passes of :mod:`.pipeline` that changed something, with how much.
     """
 
