@@ -34,7 +34,12 @@ from .ir import Program, size_of
 from .split import SplitRunner, cached_batched, split_program
 from .wholegraph import WholeGraph
 
-__all__ = ["CompiledPlan", "compile_plan"]
+__all__ = ["CompiledPlan", "LoweringFailed", "compile_plan"]
+
+
+class LoweringFailed(Exception):
+    """Lowering a program (at its first run, or a batched program) raised: the caller runs
+    the plan uncompiled instead, as when optimizing fails."""
 
 
 class CompiledPlan:
@@ -85,7 +90,10 @@ class CompiledPlan:
         with self._lock:
             if self._fn is None:
                 start = time.perf_counter()
-                generated = pipeline.run(pipeline.LOWER, self._state).generated
+                try:
+                    generated = pipeline.run(pipeline.LOWER, self._state).generated
+                except Exception as exc:  # noqa: BLE001 - see LoweringFailed
+                    raise LoweringFailed(f"{type(exc).__name__}: {exc}") from exc
                 self._generated = generated
                 self._fn = generated.fn
                 self.compile_time += time.perf_counter() - start
@@ -205,7 +213,10 @@ class CompiledPlan:
     def _compile_batched_program(self, prog, ops, batched, k):
         start = time.perf_counter()
         bp = batch_program(prog, ops, batched, k)
-        run = self._generate(bp.prog).fn
+        try:
+            run = self._generate(bp.prog).fn
+        except Exception as exc:  # noqa: BLE001 - see LoweringFailed
+            raise LoweringFailed(f"{type(exc).__name__}: {exc}") from exc
         run.fetch_batched = bp.fetch_batched
         self.compile_time += time.perf_counter() - start
         return run

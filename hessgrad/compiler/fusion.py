@@ -74,7 +74,7 @@ def _scatter_ranges(prog, op):
     count = np.zeros(prog.shape(op.outs[0]), np.intp)
     for r in set(ranges):
         count[tuple(slice(*_slice_args(*x)) for x in r)] += 1
-    return ranges if count.max() <= 1 else None
+    return ranges if count.size and count.max() <= 1 else None  # an empty result: numpy
 
 
 def _shifted_ranges(prog, op):

@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from ..compiler import compile_plan
+from ..compiler import LoweringFailed, compile_plan
 from ..engine.graph import Graph, Plan, dependent
 from ..engine.nest import flatten, pack_as, structure_key
 from ..engine.state import THREAD
@@ -225,7 +225,10 @@ class ConcreteFunction:
 
     def _run_batched(self, runner, fed, flags):
         if runner is not None:
-            return runner.run_batched(fed, flags)
+            try:
+                return runner.run_batched(fed, flags)
+            except LoweringFailed as exc:
+                self._give_up(exc)
         k = next((np.shape(v)[0] for v, f in zip(fed, flags) if f), 0)
         return self._uncompiled(("batched", tuple(flags), k), fed,
                                 lambda: self.plan.run_batched(fed, flags))
@@ -321,10 +324,21 @@ class ConcreteFunction:
     def __call__(self, leaves, as_tensors, captures=()):
         runner = self._compiled or self._runner()
         fed = self._fed(leaves, captures)
-        if runner is None:
-            return self._pack(self._uncompiled(("run",), fed, lambda: self.plan.run(fed)),
-                              as_tensors)
-        return self._pack(runner.run(fed), as_tensors)
+        if runner is not None:
+            try:
+                return self._pack(runner.run(fed), as_tensors)
+            except LoweringFailed as exc:
+                self._give_up(exc)
+        return self._pack(self._uncompiled(("run",), fed, lambda: self.plan.run(fed)),
+                          as_tensors)
+
+    def _give_up(self, exc):
+        """Lowering failed at a run: this trace runs uncompiled from now on (warned)."""
+        warnings.warn(f"hessgrad.function: graph compilation failed ({exc}); running the "
+                      "uncompiled plan", RuntimeWarning, stacklevel=4)
+        self._compile_flags = (False, False)
+        self._compiled = self._light = None
+        self.graph.optimized = None
 
 
 class Specialized:
