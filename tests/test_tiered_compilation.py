@@ -114,3 +114,37 @@ def test_batched_runs_do_not_lower_the_unbatched_program():
     assert not compiled.lowered  # a dense Hessian only runs batched programs
     np.testing.assert_allclose(out[1], f(-X), rtol=1e-12)
     assert compiled.lowered
+
+
+def test_a_cheaper_tier_first_then_kernels(in_thread, monkeypatch):
+    """A lazy trace compiles without Numba kernels first, then lowers the same optimized
+    program with them (the optimizer runs once)."""
+    monkeypatch.setattr(tuning, "MIN_SIZE", 1)  # fuse even these small arrays
+    monkeypatch.setattr(tuning, "MAX_OPS", 0)
+    monkeypatch.setattr(tuning, "MAX_NATIVE_OPS", 0)
+    seen = []
+    f = hg.function(hg.grad(loss), compile="lazy")
+    expected = f(X)
+    c = f.get_concrete_function(X)
+    tiers = c._tiers
+    original = tiers._tier
+
+    def tier(build, background):
+        compiled = original(build, background)
+        seen.append(compiled.jit_kernels)
+        return compiled
+    monkeypatch.setattr(tiers, "_tier", tier)
+    f(X)
+    assert seen == [False, True]
+    assert c.tier == "compiled" and c.compiled.jit_kernels and c.compiled.fused_kernels
+    np.testing.assert_allclose(f(X), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_without_kernels_one_tier(in_thread, monkeypatch):
+    monkeypatch.setenv("HESSGRAD_JIT_KERNELS", "0")
+    f = hg.function(hg.grad(loss), compile="lazy")
+    expected = f(X)
+    f(X)
+    c = f.get_concrete_function(X)
+    assert c.tier == "compiled" and not c.compiled.jit_kernels
+    np.testing.assert_allclose(f(X), expected, rtol=1e-12, atol=1e-12)

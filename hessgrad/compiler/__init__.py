@@ -23,6 +23,7 @@ True
 array([1., 1., 1.])
 """
 
+import copy
 import threading
 import time
 
@@ -82,7 +83,7 @@ class CompiledPlan:
         # (a whole-graph kernel of 10^4 ops) can cost far more than optimizing it.
         self._lock = threading.RLock()
         self._fn = None
-        self.compile_time = time.perf_counter() - start
+        self.compile_time = self._optimize_time = time.perf_counter() - start
         self.run = self._first_run
 
     def _lowered(self):
@@ -98,6 +99,31 @@ class CompiledPlan:
                 self._fn = generated.fn
                 self.compile_time += time.perf_counter() - start
         return self._fn
+
+    def lowered_with(self, jit_kernels):
+        """This plan's optimized program as a new :class:`CompiledPlan` lowered with
+        ``jit_kernels``, without optimizing again (tiered compilation's next tier)."""
+        start = time.perf_counter()
+        other = object.__new__(CompiledPlan)
+        with self._lock:  # not while this plan's own lowering adds to its program
+            other.__dict__.update(self.__dict__)
+            prog = copy.copy(self.program)
+            prog.ops, prog.feeds, prog.fetches = list(self._optimized_ops), list(prog.feeds), \
+                list(prog.fetches)
+            prog.consts, prog.info = dict(prog.consts), dict(prog.info)
+        other.program, other.jit_kernels = prog, jit_kernels
+        other.options = pipeline.Options(
+            jit_kernels, self.min_kernel_size, self.options.skip,
+            lambda block: CompiledPlan(block, jit_kernels, self.min_kernel_size,
+                                       self.options.skip))
+        other._state = pipeline.State(prog, other.options)
+        optimizers = {p.name for p in pipeline.OPTIMIZE}
+        other._state.report = {k: v for k, v in self._state.report.items() if k in optimizers}
+        other._batched, other._splits, other._peak_sizes = {}, {}, {}
+        other._lock, other._fn = threading.RLock(), None
+        other.compile_time = self._optimize_time + time.perf_counter() - start
+        other.run = other._first_run
+        return other
 
     @property
     def lowered(self):

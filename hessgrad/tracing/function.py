@@ -66,6 +66,17 @@ def _compile(plan, jit_kernels):
         return None
 
 
+def _with_kernels(compiled):
+    """``compiled``'s optimized program lowered with Numba kernels, or None (with a warning)
+    when that fails: the calls keep the program without them."""
+    try:
+        return compiled.lowered_with(jit_kernels=True)
+    except Exception as exc:  # noqa: BLE001 - never fail a call because optimization failed
+        warnings.warn(f"hessgrad.function: compiling kernels failed ({type(exc).__name__}: "
+                      f"{exc}); running the program without them", RuntimeWarning, stacklevel=2)
+        return None
+
+
 def _holds(value, convert, expected, batched):
     if batched:
         return all(convert(v) == expected for v in value)
@@ -139,8 +150,11 @@ class ConcreteFunction:
         self.mode = compile_mode(compile, optimize)
         self._compile_flags = (self.mode != "never",
                                jit_kernels and _env_flag("HESSGRAD_JIT_KERNELS"))
-        self._tiers = Tiers(lambda: _compile(self.plan, self._compile_flags[1]),
-                            len(self.plan.steps)) if self.mode == "lazy" else None
+        # lazy: first without Numba kernels (the optimizer and generated Python: cheap),
+        # then the same optimized program with them (their compilation is most of the cost)
+        self._tiers = Tiers(lambda: _compile(self.plan, False), len(self.plan.steps),
+                            _with_kernels if self._compile_flags[1] else None) \
+            if self.mode == "lazy" else None
         self._compiled = None
         self._light = None  # compiled without kernels (see run_batched_outputs)
         self._batched_outputs = {}
@@ -150,8 +164,9 @@ class ConcreteFunction:
         """The :class:`hessgrad.compiler.CompiledPlan` of this trace (built on first use), or
         None when it runs uncompiled (``optimize=False``)."""
         optimize, jit_kernels = self._compile_flags
-        if optimize and self._compiled is None:
-            self._compiled = self._tiers.wait() if self._tiers is not None else \
+        tiers = self._tiers
+        if optimize and (self._compiled is None or tiers is not None and not tiers.final):
+            self._compiled = tiers.wait() if tiers is not None else \
                 _compile(self.plan, jit_kernels)
             if self._compiled is None:
                 self._compile_flags = (False, False)
@@ -160,12 +175,14 @@ class ConcreteFunction:
 
     @property
     def tier(self):
-        """What a call runs now: ``"plan"`` (uncompiled), ``"compiling"`` (uncompiled while the
-        compiler works in the background) or ``"compiled"``."""
-        if self._runner() is not None:
+        """What a call runs now: ``"plan"`` (uncompiled), ``"compiling"`` (uncompiled, or a
+        cheaper tier: compiled without Numba kernels, while the compiler works in the
+        background) or ``"compiled"``."""
+        runner, tiers = self._runner(), self._tiers
+        if runner is not None and (tiers is None or tiers.final):
             return "compiled"
-        return "compiling" if self._tiers is not None and self._tiers.started and \
-            not self._tiers.failed else "plan"
+        return "compiling" if tiers is not None and tiers.started and not tiers.failed \
+            else "plan"
 
     def wait_compiled(self, timeout=None):
         """Compile now if this trace compiles at all (a lazy trace: start its background
@@ -178,12 +195,12 @@ class ConcreteFunction:
     def _runner(self):
         """The compiled plan this call runs, or None: the plan, uncompiled ("never", or a lazy
         trace not compiled yet)."""
-        if self._compiled is not None or not self._compile_flags[0]:
-            return self._compiled
-        if self._tiers is None:
-            return self.compiled
-        ready = self._tiers.ready
-        if ready is not None:  # the background compilation is done: swap it in
+        tiers = self._tiers
+        if tiers is None or not self._compile_flags[0]:
+            return self._compiled if self._compiled is not None or \
+                not self._compile_flags[0] else self.compiled
+        ready = tiers.ready
+        if ready is not self._compiled and ready is not None:  # a tier is done: swap it in
             self._compiled = ready
             self.graph.optimized = ready
         return ready
@@ -322,7 +339,8 @@ class ConcreteFunction:
         return pack_as(self.structured_outputs, outs)
 
     def __call__(self, leaves, as_tensors, captures=()):
-        runner = self._compiled or self._runner()
+        runner = self._compiled if self._tiers is None and self._compiled is not None else \
+            self._runner()
         fed = self._fed(leaves, captures)
         if runner is not None:
             try:

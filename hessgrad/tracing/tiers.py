@@ -56,14 +56,17 @@ def estimated_compile_seconds(n_steps):
 class Tiers:
     """The uncompiled runs of one lazy trace and its compilation in the background.
 
-    ``compile()`` builds the :class:`~hessgrad.compiler.CompiledPlan` (None when compiling
-    failed). :meth:`ran` is told of each uncompiled run (its duration, and how to warm the
-    compiled program for it: ``("run", feeds)`` or ``("batched", feeds, flags)``) and starts
-    the compilation when the trace is hot; :attr:`ready` is the compiled plan once it can take
-    the calls."""
+    ``compile()`` builds the :class:`~hessgrad.compiler.CompiledPlan` of the first tier
+    (None when compiling failed), ``upgrade(plan)`` (optional) the next tier's from it (None:
+    keep the first). :meth:`ran` is told of each uncompiled run (its duration, and how to warm
+    the compiled program for it: ``("run",)`` or ``("batched", flags, k)``, with the feeds) and
+    starts the compilation when the trace is hot; :attr:`ready` is the best compiled plan that
+    can take the calls, :attr:`final` whether no better one is coming."""
 
-    def __init__(self, compile, n_steps):
+    def __init__(self, compile, n_steps, upgrade=None):
         self._compile = compile
+        self._upgrade = upgrade
+        self.final = False
         self.estimate = estimated_compile_seconds(n_steps)
         self.calls = 0
         self.spent = 0.0  # seconds of uncompiled runs
@@ -109,22 +112,28 @@ class Tiers:
             self._thread.start()
 
     def _work(self):
+        background = threading.current_thread() is self._thread and self._thread.daemon
         try:
-            if threading.current_thread() is self._thread and self._thread.daemon:
-                compiled = _throttled(self._compile)
-            else:
-                compiled = self._compile()
-            if compiled is not None:
-                for entry, feeds in list(self._warm.items()):
-                    if self._thread.daemon:
-                        _throttled(lambda e=entry, f=feeds: _warm(compiled, e, f))
-                    else:
-                        _warm(compiled, entry, feeds)
-            self._warm.clear()
-            self.failed = compiled is None
-            self.ready = compiled
+            compiled = self._tier(self._compile, background)
+            if compiled is not None and self._upgrade is not None:
+                self._tier(lambda: self._upgrade(compiled), background)
+            self.failed = self.ready is None
         finally:
+            self._warm.clear()
+            self.final = True
             self._done.set()
+
+    def _tier(self, build, background):
+        """Build a tier, warm it up for the calls seen, and swap it in; returns it."""
+        compiled = _throttled(build) if background else build()
+        if compiled is not None:
+            for entry, feeds in list(self._warm.items()):
+                if background:
+                    _throttled(lambda e=entry, f=feeds: _warm(compiled, e, f))
+                else:
+                    _warm(compiled, entry, feeds)
+            self.ready = compiled
+        return compiled
 
     def wait(self, timeout=None):
         """Start the compilation if it has not started, and wait for it; returns the compiled
