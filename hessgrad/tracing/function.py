@@ -553,7 +553,8 @@ def function(func=None, input_signature=None, jit_compile=None, reduce_retracing
 
     * ``"lazy"`` (the default): the first calls run the traced plan uncompiled; once the
       trace is hot (its second call, or uncompiled runs as long as the estimated compile
-      time) it compiles in a background thread and later calls run the compiled program.
+      time) it compiles in a background thread, first without Numba kernels, then with
+      them, and later calls run the best compiled program ready.
       No call waits for the compiler, and a trace called once never pays for it.
     * ``"eager"``: compile at the first call, which waits (best for a function called many
       times right away, and for benchmarks timing steady state from the second call).

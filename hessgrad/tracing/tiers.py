@@ -5,8 +5,9 @@ A trace runs one of three ways, its *compile mode*:
 * ``"lazy"`` (the default): the plan runs uncompiled (its interpreter) until the trace is
   proven hot -- :data:`~hessgrad.kernels.tuning.TIER_CALLS` calls, or uncompiled runs that
   took as long as the compilation is estimated to take -- then compiles in a background
-  thread, and the compiled program is swapped in once it is ready (with the batched programs
-  the calls so far used, and their Numba kernels, compiled too). No call waits for the
+  thread: first without Numba kernels (the optimizer and generated Python, cheap), then the
+  same optimized program with them; each is swapped in once it is ready (with the batched
+  programs the calls so far used, and their kernels, compiled too). No call waits for the
   compiler; a trace called once never pays for it.
 * ``"eager"``: compiled at the first call, which waits for it (the behaviour before tiers).
 * ``"never"``: always the uncompiled plan.
