@@ -1,9 +1,14 @@
 import importlib.util
+import os
 import pathlib
 import sys
 
 import numpy
 import pytest
+
+# Traces compile at their first call, so the tests test compiled code and no test depends on
+# when a background compilation finishes (tests/test_tiered_compilation.py tests the tiers).
+os.environ.setdefault("HESSGRAD_COMPILE", "eager")
 
 _OBJECTIVES = pathlib.Path(__file__).resolve().parent / "tests" / "objectives"
 

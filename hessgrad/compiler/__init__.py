@@ -23,6 +23,8 @@ True
 array([1., 1., 1.])
 """
 
+import copy
+import threading
 import time
 
 import numpy as np
@@ -33,7 +35,12 @@ from .ir import Program, size_of
 from .split import SplitRunner, cached_batched, split_program
 from .wholegraph import WholeGraph
 
-__all__ = ["CompiledPlan", "compile_plan"]
+__all__ = ["CompiledPlan", "LoweringFailed", "compile_plan"]
+
+
+class LoweringFailed(Exception):
+    """Lowering a program (at its first run, or a batched program) raised: the caller runs
+    the plan uncompiled instead, as when optimizing fails."""
 
 
 class CompiledPlan:
@@ -50,7 +57,8 @@ class CompiledPlan:
         kernel_sources: the source of every Numba kernel (fused kernels and row kernels, or the
             whole graph).
         compile_time: seconds spent optimizing and generating code, plus the first run
-            (which compiles the Numba kernels, or loads them from the disk cache).
+            (which lowers the program and compiles the Numba kernels, or loads them from the
+            disk cache).
         passes: the passes of :mod:`.pipeline` that changed something, with how much.
     """
 
@@ -62,30 +70,115 @@ class CompiledPlan:
         self.counts_before = prog.counts()
         self.options = pipeline.Options(jit_kernels, min_kernel_size, skip, lambda block:
                                         CompiledPlan(block, jit_kernels, min_kernel_size, skip))
-        state = pipeline.run(pipeline.OPTIMIZE, pipeline.State(prog, self.options))
+        self._state = pipeline.run(pipeline.OPTIMIZE, pipeline.State(prog, self.options))
         self._optimized_ops = list(prog.ops)  # before lowering: what batched runs rewrite
         self._batched = {}
         self._splits = {}
         self._peak_sizes = {}
         self.min_kernel_size = min_kernel_size
         self.jit_kernels = jit_kernels
-        pipeline.run(pipeline.LOWER, state)
-        self.passes = state.report
-        generated = state.generated
-        self.whole_graph = isinstance(generated, WholeGraph)
-        self.backend = generated.backend if self.whole_graph else "python"
-        self.kernel_sources = [generated.kernel_source] if self.whole_graph else \
-            [op.extra["source"] for op in prog.ops if getattr(op.prim, "group", False)]
         self.program = prog
-        self.ops_after = len(prog.ops)
-        self.counts_after = prog.counts()
-        self.source = generated.source
-        self._fn = generated.fn
-        self.compile_time = time.perf_counter() - start
+        # The program is lowered at its first unbatched run (or when asked what it became):
+        # a dense Hessian only runs batched programs, and lowering a long unrolled program
+        # (a whole-graph kernel of 10^4 ops) can cost far more than optimizing it.
+        self._lock = threading.RLock()
+        self._fn = None
+        self.compile_time = self._optimize_time = time.perf_counter() - start
         self.run = self._first_run
+
+    def _lowered(self):
+        """Lower the optimized program (once); returns the generated function."""
+        with self._lock:
+            if self._fn is None:
+                start = time.perf_counter()
+                try:
+                    generated = pipeline.run(pipeline.LOWER, self._state).generated
+                except Exception as exc:  # noqa: BLE001 - see LoweringFailed
+                    raise LoweringFailed(f"{type(exc).__name__}: {exc}") from exc
+                self._generated = generated
+                self._fn = generated.fn
+                self.compile_time += time.perf_counter() - start
+        return self._fn
+
+    def lowered_with(self, jit_kernels):
+        """This plan's optimized program as a new :class:`CompiledPlan` lowered with
+        ``jit_kernels``, without optimizing again (tiered compilation's next tier)."""
+        start = time.perf_counter()
+        other = object.__new__(CompiledPlan)
+        with self._lock:  # not while this plan's own lowering adds to its program
+            other.__dict__.update(self.__dict__)
+            prog = copy.copy(self.program)
+            prog.ops, prog.feeds, prog.fetches = list(self._optimized_ops), list(prog.feeds), \
+                list(prog.fetches)
+            prog.consts, prog.info = dict(prog.consts), dict(prog.info)
+        other.program, other.jit_kernels = prog, jit_kernels
+        other.options = pipeline.Options(
+            jit_kernels, self.min_kernel_size, self.options.skip,
+            lambda block: CompiledPlan(block, jit_kernels, self.min_kernel_size,
+                                       self.options.skip))
+        other._state = pipeline.State(prog, other.options)
+        optimizers = {p.name for p in pipeline.OPTIMIZE}
+        other._state.report = {k: v for k, v in self._state.report.items() if k in optimizers}
+        other._batched, other._splits, other._peak_sizes = {}, {}, {}
+        other._lock, other._fn = threading.RLock(), None
+        other.compile_time = self._optimize_time + time.perf_counter() - start
+        other.run = other._first_run
+        return other
+
+    @property
+    def lowered(self):
+        """Whether the unbatched program has been lowered (see :meth:`lower`)."""
+        return self._fn is not None
+
+    def lower(self):
+        """Lower the unbatched program now (it is otherwise lowered at its first run)."""
+        self._lowered()
+        return self
+
+    @property
+    def passes(self):
+        """The passes of :mod:`.pipeline` that changed something, with how much."""
+        self._lowered()
+        return self._state.report
+
+    @property
+    def whole_graph(self):
+        return isinstance(self._generated_now(), WholeGraph)
+
+    @property
+    def backend(self):
+        generated = self._generated_now()
+        return generated.backend if isinstance(generated, WholeGraph) else "python"
+
+    @property
+    def kernel_sources(self):
+        generated = self._generated_now()
+        if isinstance(generated, WholeGraph):
+            return [generated.kernel_source]
+        return [op.extra["source"] for op in self.program.ops
+                if getattr(op.prim, "group", False)]
+
+    @property
+    def ops_after(self):
+        self._lowered()
+        return len(self.program.ops)
+
+    @property
+    def counts_after(self):
+        self._lowered()
+        return self.program.counts()
+
+    @property
+    def source(self):
+        return self._generated_now().source
+
+    def _generated_now(self):
+        self._lowered()
+        return self._generated
 
     @property
     def optimized_steps(self):
+        self._lowered()
         return self.program.describe()
 
     @property
@@ -93,9 +186,10 @@ class CompiledPlan:
         return 0 if self.whole_graph else len(self.kernel_sources)
 
     def _first_run(self, feed_values):
+        fn = self._lowered()
         start = time.perf_counter()
         try:
-            return self._fn(*feed_values)
+            return fn(*feed_values)
         finally:
             self.compile_time += time.perf_counter() - start
             self.run = self._run
@@ -145,7 +239,10 @@ class CompiledPlan:
     def _compile_batched_program(self, prog, ops, batched, k):
         start = time.perf_counter()
         bp = batch_program(prog, ops, batched, k)
-        run = self._generate(bp.prog).fn
+        try:
+            run = self._generate(bp.prog).fn
+        except Exception as exc:  # noqa: BLE001 - see LoweringFailed
+            raise LoweringFailed(f"{type(exc).__name__}: {exc}") from exc
         run.fetch_batched = bp.fetch_batched
         self.compile_time += time.perf_counter() - start
         return run

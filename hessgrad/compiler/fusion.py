@@ -74,7 +74,7 @@ def _scatter_ranges(prog, op):
     count = np.zeros(prog.shape(op.outs[0]), np.intp)
     for r in set(ranges):
         count[tuple(slice(*_slice_args(*x)) for x in r)] += 1
-    return ranges if count.max(initial=0) <= 1 else None  # (an empty output: no overlap)
+    return ranges if count.size and count.max() <= 1 else None  # an empty result: numpy
 
 
 def _shifted_ranges(prog, op):
@@ -156,9 +156,15 @@ def find_groups(prog, min_size=None):
         kind, shape = _loop_kind(prog, op)
         if kind is None or len(op.args) > tuning.MAX_GROUP_ARGS:
             continue
+        size = size_of(shape)
+        if size is not None and size < min_size:
+            # its group would be dropped below; skipped up front, as the walk over the
+            # readers of a value read by every step of an unrolled loop was quadratic (most
+            # of a 400-step scalar ODE's first Hessian call, 192 s, went there)
+            continue
         cands = [group_of[a] for a in op.args if a in group_of]
         if kind == "map":
-            cands += [g for a in op.args if a not in prog.consts for g in readers.get(a, ())]
+            cands += [g for a in op.args if a not in prog.consts for g in _roots(readers, a)]
         chosen = []
         for g in cands:
             g = g.find()
@@ -197,7 +203,16 @@ def find_groups(prog, min_size=None):
     return result
 
 
-def kernel_source(prog, group):
+def _roots(readers, a):
+    """The groups reading ``a``, merged ones replaced by the group they joined (stored back
+    without repeats, so a value read by every step of a long loop is not rescanned)."""
+    roots = list(dict.fromkeys(g.find() for g in readers.get(a, ())))
+    if roots:
+        readers[a] = roots
+    return roots
+
+
+def kernel_source(prog, group, users=None, producer=None):
     """(source, inputs, scalars, results): the Numba module text, the values passed to
     ``kernel`` (``scalars``: those passed as Python scalars) and the values it returns."""
     shape = group.shape
@@ -210,8 +225,9 @@ def kernel_source(prog, group):
     before_inner, after_inner = [], []  # around the innermost loop, inside the outer ones
     members = {k for k, _ in group.ops}
     fetched = set(prog.fetches)
-    users = prog.consumers()
-    producer = {o: op for op in prog.ops for o in op.outs}
+    users = prog.consumers() if users is None else users
+    if producer is None:
+        producer = {o: op for op in prog.ops for o in op.outs}
 
     def read(a):
         if a in temps:
@@ -457,8 +473,10 @@ def fuse(prog, min_size=None):
     min_size = tuning.MIN_SIZE if min_size is None else min_size
     kernels = []  # (source, inputs, scalars, results, ops)
     grouped = set()
+    users = prog.consumers()  # once: the ops do not change until every group is written
+    producer = {o: op for op in prog.ops for o in op.outs}
     for g in find_groups(prog, min_size):
-        source, inputs, scalars, results = kernel_source(prog, g)
+        source, inputs, scalars, results = kernel_source(prog, g, users, producer)
         kernels.append((source, inputs, scalars, results, [op for _, op in g.ops]))
         grouped.update(k for k, _ in g.ops)
     for k, op in enumerate(prog.ops):

@@ -32,6 +32,7 @@ from ..engine.registry import Primitive
 from ..engine.state import THREAD, Recorder
 from ..engine.tensor import ConcretizationError, Tensor, Variable
 from .function import ConcreteFunction, signature_key
+from .tiers import running
 
 LIFT_SIZE = 1 << 16
 # Keys kept per call signature; a function whose key changes at every call (it draws random
@@ -434,6 +435,10 @@ class CaptureCache:
         large data: a symbolic run's cost does not grow with it)."""
         if self.trusted:
             return TRUSTED
+        with running():  # part of a call: a compiling thread yields to it
+            return self._check(args, kwargs)
+
+    def _check(self, args, kwargs):
         sig = _call_signature(args, kwargs)
         mode = self._modes.get(sig) if MODE == "auto" else MODE
         if mode == "symbolic":

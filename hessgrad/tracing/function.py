@@ -7,11 +7,12 @@ import warnings
 
 import numpy as np
 
-from ..compiler import compile_plan
+from ..compiler import LoweringFailed, compile_plan
 from ..engine.graph import Graph, Plan, dependent
 from ..engine.nest import flatten, pack_as, structure_key
 from ..engine.state import THREAD
 from ..engine.tensor import GuardFailed, Tensor, Variable, owned
+from .tiers import Tiers, compile_mode, running
 
 _ARRAY_LEAVES = (Tensor, np.ndarray, np.generic, float, complex)
 
@@ -65,6 +66,17 @@ def _compile(plan, jit_kernels):
         return None
 
 
+def _with_kernels(compiled):
+    """``compiled``'s optimized program lowered with Numba kernels, or None (with a warning)
+    when that fails: the calls keep the program without them."""
+    try:
+        return compiled.lowered_with(jit_kernels=True)
+    except Exception as exc:  # noqa: BLE001 - never fail a call because optimization failed
+        warnings.warn(f"hessgrad.function: compiling kernels failed ({type(exc).__name__}: "
+                      f"{exc}); running the program without them", RuntimeWarning, stacklevel=2)
+        return None
+
+
 def _holds(value, convert, expected, batched):
     if batched:
         return all(convert(v) == expected for v in value)
@@ -74,13 +86,15 @@ def _holds(value, convert, expected, batched):
 class ConcreteFunction:
     """One trace of a Function: its graph, placeholders and an execution plan.
 
-    With ``optimize`` the plan is compiled (:mod:`hessgrad.compiler`): ``compiled`` holds the
-    optimized program (``compiled.optimized_steps``, ``ops_before``/``ops_after``, the
-    generated ``source``), ``jit_kernels`` adds fused Numba kernels for large elementwise
-    trees. ``trace_time`` and ``compile_time`` are in seconds.
+    With ``optimize`` the plan is compiled (:mod:`hessgrad.compiler`) as its compile ``mode``
+    says (:mod:`.tiers`: ``"lazy"`` by default, ``"eager"``, ``"never"``): ``compiled`` holds
+    the optimized program (``compiled.optimized_steps``, ``ops_before``/``ops_after``, the
+    generated ``source``; reading it compiles now), ``jit_kernels`` adds fused Numba kernels
+    for large elementwise trees; ``tier`` says what calls run now. ``trace_time`` and
+    ``compile_time`` are in seconds.
     """
 
-    def __init__(self, fn, args, kwargs, optimize=True, jit_kernels=True):
+    def __init__(self, fn, args, kwargs, optimize=True, jit_kernels=True, compile=None):
         start = time.perf_counter()
         leaves = flatten((args, kwargs))
         self.graph = Graph()
@@ -131,9 +145,16 @@ class ConcreteFunction:
         # One Tensor out (a loss, a gradient): calls return the fetched value as it is.
         self._single = isinstance(self.structured_outputs, Tensor)
         self.trace_time = time.perf_counter() - start
-        # Compiled at the first call (a trace that is only analyzed never pays for it).
-        self._compile_flags = (optimize and _env_flag("HESSGRAD_COMPILE"),
+        # Compiled at the first call ("eager"; a trace that is only analyzed never pays for
+        # it) or once hot, in the background ("lazy").
+        self.mode = compile_mode(compile, optimize)
+        self._compile_flags = (self.mode != "never",
                                jit_kernels and _env_flag("HESSGRAD_JIT_KERNELS"))
+        # lazy: first without Numba kernels (the optimizer and generated Python: cheap),
+        # then the same optimized program with them (their compilation is most of the cost)
+        self._tiers = Tiers(lambda: _compile(self.plan, False), len(self.plan.steps),
+                            _with_kernels if self._compile_flags[1] else None) \
+            if self.mode == "lazy" else None
         self._compiled = None
         self._light = None  # compiled without kernels (see run_batched_outputs)
         self._batched_outputs = {}
@@ -143,12 +164,55 @@ class ConcreteFunction:
         """The :class:`hessgrad.compiler.CompiledPlan` of this trace (built on first use), or
         None when it runs uncompiled (``optimize=False``)."""
         optimize, jit_kernels = self._compile_flags
-        if optimize and self._compiled is None:
-            self._compiled = _compile(self.plan, jit_kernels)
+        tiers = self._tiers
+        if optimize and (self._compiled is None or tiers is not None and not tiers.final):
+            self._compiled = tiers.wait() if tiers is not None else \
+                _compile(self.plan, jit_kernels)
             if self._compiled is None:
                 self._compile_flags = (False, False)
             self.graph.optimized = self._compiled
         return self._compiled
+
+    @property
+    def tier(self):
+        """What a call runs now: ``"plan"`` (uncompiled), ``"compiling"`` (uncompiled, or a
+        cheaper tier: compiled without Numba kernels, while the compiler works in the
+        background) or ``"compiled"``."""
+        runner, tiers = self._runner(), self._tiers
+        if runner is not None and (tiers is None or tiers.final):
+            return "compiled"
+        return "compiling" if tiers is not None and tiers.started and not tiers.failed \
+            else "plan"
+
+    def wait_compiled(self, timeout=None):
+        """Compile now if this trace compiles at all (a lazy trace: start its background
+        compilation if it has not started, and wait for it); returns the compiled plan or
+        None."""
+        if self._tiers is not None:
+            self._tiers.wait(timeout)
+        return self._runner()
+
+    def _runner(self):
+        """The compiled plan this call runs, or None: the plan, uncompiled ("never", or a lazy
+        trace not compiled yet)."""
+        tiers = self._tiers
+        if tiers is None or not self._compile_flags[0]:
+            return self._compiled if self._compiled is not None or \
+                not self._compile_flags[0] else self.compiled
+        ready = tiers.ready
+        if ready is not self._compiled and ready is not None:  # a tier is done: swap it in
+            self._compiled = ready
+            self.graph.optimized = ready
+        return ready
+
+    def _uncompiled(self, entry, fed, run):
+        """``run()`` (the plan, uncompiled), timed and counted towards compiling (lazy)."""
+        start = time.perf_counter()
+        with running():
+            values = run()
+        if self._tiers is not None:
+            self._tiers.ran(time.perf_counter() - start, entry, fed)
+        return values
 
     @property
     def compile_time(self):
@@ -173,8 +237,18 @@ class ConcreteFunction:
     def run_batched(self, leaves, batched, captures=()):
         """Outputs for leaves whose flagged members carry a leading batch axis (``captures``:
         the lifted inputs' values, see ``tracing.capture.Capture.feeds``)."""
-        return self._pack((self.compiled or self.plan).run_batched(
-            self._fed(leaves, captures), self.feed_flags(batched)))
+        return self._pack(self._run_batched(self._runner(), self._fed(leaves, captures),
+                                            self.feed_flags(batched)))
+
+    def _run_batched(self, runner, fed, flags):
+        if runner is not None:
+            try:
+                return runner.run_batched(fed, flags)
+            except LoweringFailed as exc:
+                self._give_up(exc)
+        k = next((np.shape(v)[0] for v, f in zip(fed, flags) if f), 0)
+        return self._uncompiled(("batched", tuple(flags), k), fed,
+                                lambda: self.plan.run_batched(fed, flags))
 
     def batched_outputs(self, batched):
         """Per leaf of ``flatten(structured_outputs)``: whether it depends on the leaves
@@ -197,9 +271,11 @@ class ConcreteFunction:
         function returned them. ``jit_kernels=False`` runs the program compiled without
         Numba kernels, which takes milliseconds to build for a new batch size where kernels
         can take a second (they are compiled for each batch size)."""
-        runner = self.compiled if jit_kernels else self._without_kernels()
-        values = self._checked((runner or self.plan).run_batched(self._fed(leaves, captures),
-                                                                 self.feed_flags(batched)))
+        runner = self._runner()
+        if runner is not None and not jit_kernels:
+            runner = self._without_kernels()
+        values = self._checked(self._run_batched(runner, self._fed(leaves, captures),
+                                                 self.feed_flags(batched)))
         out_flags = self.batched_outputs(batched)
         outs = list(self.outputs)
         for k, v in zip(self._fetch_index, values):
@@ -263,8 +339,24 @@ class ConcreteFunction:
         return pack_as(self.structured_outputs, outs)
 
     def __call__(self, leaves, as_tensors, captures=()):
-        runner = self._compiled or self.compiled or self.plan
-        return self._pack(runner.run(self._fed(leaves, captures)), as_tensors)
+        runner = self._compiled if self._tiers is None and self._compiled is not None else \
+            self._runner()
+        fed = self._fed(leaves, captures)
+        if runner is not None:
+            try:
+                return self._pack(runner.run(fed), as_tensors)
+            except LoweringFailed as exc:
+                self._give_up(exc)
+        return self._pack(self._uncompiled(("run",), fed, lambda: self.plan.run(fed)),
+                          as_tensors)
+
+    def _give_up(self, exc):
+        """Lowering failed at a run: this trace runs uncompiled from now on (warned)."""
+        warnings.warn(f"hessgrad.function: graph compilation failed ({exc}); running the "
+                      "uncompiled plan", RuntimeWarning, stacklevel=4)
+        self._compile_flags = (False, False)
+        self._compiled = self._light = None
+        self.graph.optimized = None
 
 
 class Specialized:
@@ -326,12 +418,14 @@ class Function:
     MAX_SPECIALIZATIONS = 8
 
     def __init__(self, fn, input_signature=None, jit_compile=None, reduce_retracing=False, *,
-                 optimize=True, jit_kernels=True):
+                 optimize=True, jit_kernels=True, compile=None):
         del input_signature, jit_compile, reduce_retracing
         functools.update_wrapper(self, fn)
         self.python_function = fn
         self.optimize = optimize
         self.jit_kernels = jit_kernels
+        compile_mode(compile)  # a bad value fails here, not at the first call
+        self.compile = compile
         self._traces = {}  # signature -> its traces, the most recently used first
         # (shape, dtype) of each positional ndarray argument -> trace: calls with plain
         # arrays skip flattening and the structural key (a few microseconds per call).
@@ -370,7 +464,7 @@ class Function:
                 traces.insert(0, traces.pop(k))
                 return concrete
         concrete = ConcreteFunction(self.python_function, args, kwargs, optimize=self.optimize,
-                                    jit_kernels=self.jit_kernels)
+                                    jit_kernels=self.jit_kernels, compile=self.compile)
         traces.insert(0, concrete)
         if len(traces) > self.MAX_SPECIALIZATIONS:
             traces.pop()
@@ -452,14 +546,27 @@ class Function:
 
 
 def function(func=None, input_signature=None, jit_compile=None, reduce_retracing=False, *,
-             optimize=True, jit_kernels=True):
+             optimize=True, jit_kernels=True, compile=None):
     """Decorator: trace ``func`` into a graph (see :class:`Function`).
+
+    ``compile`` says when a trace's plan is compiled (:mod:`hessgrad.tracing.tiers`):
+
+    * ``"lazy"`` (the default): the first calls run the traced plan uncompiled; once the
+      trace is hot (its second call, or uncompiled runs as long as the estimated compile
+      time) it compiles in a background thread, first without Numba kernels, then with
+      them, and later calls run the best compiled program ready.
+      No call waits for the compiler, and a trace called once never pays for it.
+    * ``"eager"``: compile at the first call, which waits (best for a function called many
+      times right away, and for benchmarks timing steady state from the second call).
+    * ``"never"``: always run the plan uncompiled (as ``optimize=False``).
 
     ``optimize=False`` runs the traced plan step by step (no compilation);
     ``jit_kernels=False`` compiles without Numba kernels (for debugging). The environment
-    variables ``HESSGRAD_COMPILE=0`` and ``HESSGRAD_JIT_KERNELS=0`` turn them off globally.
+    variables ``HESSGRAD_COMPILE`` (``0``/``never``, ``1``/``eager``, ``lazy``: the mode of
+    traces that do not choose; ``0`` turns compilation off everywhere) and
+    ``HESSGRAD_JIT_KERNELS=0`` apply globally.
     """
-    flags = dict(optimize=optimize, jit_kernels=jit_kernels)
+    flags = dict(optimize=optimize, jit_kernels=jit_kernels, compile=compile)
     if func is None:
         return lambda f: Function(f, input_signature, jit_compile, reduce_retracing, **flags)
     return Function(func, input_signature, jit_compile, reduce_retracing, **flags)

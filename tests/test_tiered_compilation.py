@@ -1,0 +1,150 @@
+"""Tiered compilation (hessgrad/tracing/tiers.py): a lazy trace runs its plan uncompiled until
+it is hot, then compiles (in the background, or here in the calling thread with
+``TIER_BACKGROUND`` off) and runs compiled; every tier gives the same numbers up to
+rounding. No timing is asserted."""
+
+import numpy as np
+import pytest
+
+import hessgrad as hg
+import hessgrad.numpy as hnp
+from hessgrad.kernels import tuning
+from hessgrad.tracing.tiers import compile_mode
+
+
+def loss(x):
+    u = hnp.zeros(x.shape[0])
+    for i in range(1, x.shape[0]):
+        u = u.at[i].set(u[i - 1] * 0.5 + hnp.sin(x[i]) * x[i - 1])
+    return hnp.sum(u ** 2) + hnp.sum(hnp.exp(-x * x))
+
+
+X = np.linspace(-1.0, 1.0, 12)
+
+
+@pytest.fixture
+def in_thread(monkeypatch):
+    """Compile in the calling thread when the trace gets hot: the switch is deterministic."""
+    monkeypatch.setattr(tuning, "TIER_BACKGROUND", False)
+
+
+def test_compile_mode_from_argument_and_environment(monkeypatch):
+    monkeypatch.delenv("HESSGRAD_COMPILE", raising=False)
+    assert compile_mode() == "lazy"
+    assert compile_mode("eager") == "eager"
+    assert compile_mode("lazy", optimize=False) == "never"
+    for value, mode in (("0", "never"), ("never", "never"), ("1", "eager"),
+                        ("eager", "eager"), ("lazy", "lazy")):
+        monkeypatch.setenv("HESSGRAD_COMPILE", value)
+        assert compile_mode() == mode
+    monkeypatch.setenv("HESSGRAD_COMPILE", "0")  # off everywhere, whatever a function says
+    assert compile_mode("eager") == "never"
+    monkeypatch.setenv("HESSGRAD_COMPILE", "eager")  # a function's own choice wins
+    assert compile_mode("lazy") == "lazy"
+    with pytest.raises(ValueError, match="compile must be one of"):
+        hg.function(loss, compile="sometimes")
+
+
+def test_lazy_trace_runs_uncompiled_until_hot_then_compiled(in_thread):
+    f = hg.function(hg.grad(loss), compile="lazy")
+    expected = hg.grad(loss)(X)
+    first = f(X)
+    c = f.get_concrete_function(X)
+    # the first call ran the plan; the second one made the trace hot (compiled after it)
+    assert c._compiled is None and c.tier == "plan"
+    second = f(X)
+    assert c.tier == "compiled"
+    third = f(X)
+    assert c.compiled is not None and c.compiled.ops_after <= c.compiled.ops_before
+    for value in (first, second, third):
+        np.testing.assert_allclose(value, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_lazy_trace_hot_by_time_compiles_after_one_call(in_thread, monkeypatch):
+    monkeypatch.setattr(tuning, "TIER_CALLS", 10 ** 6)
+    monkeypatch.setattr(tuning, "TIER_COMPILE_SECONDS", 0.0)
+    monkeypatch.setattr(tuning, "TIER_COMPILE_SECONDS_PER_STEP", 0.0)
+    f = hg.function(loss, compile="lazy")
+    f(X)
+    assert f.get_concrete_function(X).tier == "compiled"
+
+
+def test_background_compilation_is_swapped_in(monkeypatch):
+    monkeypatch.setattr(tuning, "TIER_BACKGROUND", True)
+    f = hg.function(hg.grad(loss), compile="lazy")
+    expected = f(X)
+    c = f.get_concrete_function(X)
+    f(X)  # hot: compiling in a daemon thread
+    assert c.tier in ("compiling", "compiled")
+    assert c.wait_compiled() is not None
+    assert c.tier == "compiled"
+    np.testing.assert_allclose(f(X), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_never_and_eager(in_thread):
+    f = hg.function(loss, compile="never")
+    for _ in range(3):
+        f(X)
+    c = f.get_concrete_function(X)
+    assert c.tier == "plan" and c.compiled is None
+    g = hg.function(loss, compile="eager")
+    np.testing.assert_allclose(g(X), f(X), rtol=1e-12)
+    assert g.get_concrete_function(X).tier == "compiled"
+
+
+def test_lazy_hessian_compiles_its_batched_program(in_thread, monkeypatch):
+    monkeypatch.setenv("HESSGRAD_COMPILE", "lazy")
+    h = hg.hessian(loss, detect_sparsity=False)
+    first = h(X)
+    second = h(X)  # hot: compiled after this call, with the batched program it ran
+    third = h(X)
+    np.testing.assert_allclose(first, first.T, rtol=1e-12)
+    for value in (second, third):
+        np.testing.assert_allclose(value, first, rtol=1e-10, atol=1e-12)
+    monkeypatch.setenv("HESSGRAD_COMPILE", "eager")
+    np.testing.assert_allclose(hg.hessian(lambda x: loss(x))(X), first, rtol=1e-10, atol=1e-12)
+
+
+def test_batched_runs_do_not_lower_the_unbatched_program():
+    f = hg.function(hg.grad(loss), compile="eager")
+    c = f.get_concrete_function(X)
+    compiled = c.compiled
+    assert not compiled.lowered
+    out = c.run_batched([np.stack([X, -X])], [True])
+    assert not compiled.lowered  # a dense Hessian only runs batched programs
+    np.testing.assert_allclose(out[1], f(-X), rtol=1e-12)
+    assert compiled.lowered
+
+
+def test_a_cheaper_tier_first_then_kernels(in_thread, monkeypatch):
+    """A lazy trace compiles without Numba kernels first, then lowers the same optimized
+    program with them (the optimizer runs once)."""
+    monkeypatch.setattr(tuning, "MIN_SIZE", 1)  # fuse even these small arrays
+    monkeypatch.setattr(tuning, "MAX_OPS", 0)
+    monkeypatch.setattr(tuning, "MAX_NATIVE_OPS", 0)
+    seen = []
+    f = hg.function(hg.grad(loss), compile="lazy")
+    expected = f(X)
+    c = f.get_concrete_function(X)
+    tiers = c._tiers
+    original = tiers._tier
+
+    def tier(build, background):
+        compiled = original(build, background)
+        seen.append(compiled.jit_kernels)
+        return compiled
+    monkeypatch.setattr(tiers, "_tier", tier)
+    f(X)
+    assert seen == [False, True]
+    assert c.tier == "compiled" and c.compiled.jit_kernels and c.compiled.fused_kernels
+    np.testing.assert_allclose(f(X), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_without_kernels_one_tier(in_thread, monkeypatch):
+    monkeypatch.setenv("HESSGRAD_JIT_KERNELS", "0")
+    f = hg.function(hg.grad(loss), compile="lazy")
+    expected = f(X)
+    f(X)
+    c = f.get_concrete_function(X)
+    assert c.tier == "compiled" and not c.compiled.jit_kernels
+    np.testing.assert_allclose(f(X), expected, rtol=1e-12, atol=1e-12)
