@@ -166,7 +166,7 @@ def _scatter_ranges(prog, op):
     count = np.zeros(prog.shape(op.outs[0]), np.intp)
     for r in set(ranges):
         count[tuple(slice(*_slice_args(*x)) for x in r)] += 1
-    return ranges if count.max() <= 1 else None
+    return ranges if count.size == 0 or count.max() <= 1 else None  # size 0: nothing overlaps
 
 
 # Terms of an ``accumulate`` may start at most this many elements apart along the last axis
