@@ -82,8 +82,8 @@ def scale(a):
 class Report:
     """Disagreements found, each a line naming its mode."""
 
-    def __init__(self):
-        self.lines = []
+    def __init__(self, every_mode=True):
+        self.lines, self.every_mode = [], every_mode
 
     def fail(self, mode, message):
         self.lines.append(f"{mode}: {message}")
@@ -119,8 +119,7 @@ class Report:
 
 def check(sample, every_mode=True):
     """Every mode (or the core ones) on ``sample``; the list of disagreements."""
-    report = Report()
-    report.every_mode = every_mode
+    report = Report(every_mode)
     inputs = sample.inputs()
     want = report.run("eager", lambda: sample.call(*inputs))
     if want is None:
