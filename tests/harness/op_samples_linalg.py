@@ -5,7 +5,7 @@ and every ``ord`` of the norms."""
 
 import numpy as np
 
-from op_arrays import A2, A3, COL, E, ROW, S0, SPD2, SPD3, STACK, SYM3, TALL, V4, X, X3, Y
+from op_arrays import A2, A3, COL, E, E0, ROW, S0, SPD2, SPD3, STACK, SYM3, TALL, V4, X, X3, Y
 from op_sample import sample
 
 L = "linalg."
@@ -58,3 +58,12 @@ SAMPLES = [
     sample(L + "matrix_norm", X3), sample(L + "matrix_norm", X, ord="nuc"),
     sample(L + "matrix_norm", X, ord=np.inf, keepdims=True),
 ]
+
+# size-0 operands
+Z00 = np.zeros((0, 0))
+SAMPLES += [sample("matmul", np.zeros((2, 0)), np.zeros((0, 3))), sample(L + "solve", Z00, E0),
+            sample(L + "det", Z00), sample(L + "inv", np.zeros((2, 0, 0))),
+            sample(L + "cholesky", Z00), sample(L + "eigh", Z00), sample("outer", E0, Y),
+            sample("einsum", "ij,jk,kl->il", X, X.T, A2, optimize=True),
+            sample("tensordot", X, Y, 0), sample(L + "norm", X3, ord=2, axis=(1, 2)),
+            sample(L + "norm", X3, "nuc", (0, 2))]

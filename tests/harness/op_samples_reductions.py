@@ -98,3 +98,12 @@ SAMPLES += [sample("cov", X), sample("cov", X, rowvar=False), sample("cov", X, d
             sample("corrcoef", X[0], X[1])]
 SAMPLES += [sample("trace", X), sample("trace", X3, offset=1, axis1=0, axis2=2),
             sample("trace", X, offset=-1), sample("linalg.trace", X3)]
+
+MASK = np.array([[True, False, True], [True, True, False]])
+SAMPLES += [sample("sum", X, axis=1, where=MASK), sample("max", X, axis=0, initial=0.9),
+            sample("min", X, initial=-0.1, where=MASK), sample("mean", X, axis=0, where=MASK),
+            sample("prod", X, axis=-1, initial=2.0), sample("cumsum", X, axis=None),
+            sample("quantile", X, 0.3, axis=1, keepdims=True),
+            sample("median", X, axis=(0, 1), keepdims=True), sample("median", E, axis=1),
+            sample("cumprod", E, axis=1), sample("diff", E, axis=0),
+            sample("var", COL, axis=1, ddof=0, keepdims=True)]

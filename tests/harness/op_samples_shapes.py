@@ -74,3 +74,7 @@ SAMPLES = [
     sample("hg.cast", X, "float32", derivatives=False), sample("hg.cast", X, "int32"),
     sample("hg.constant", X, traceable=False), sample("hg.convert_to_tensor", X),
 ]
+SAMPLES += [sample("concatenate", [E, E], axis=1, label="[0x3,0x3],axis=1"),
+            sample("stack", [E, E], label="[0x3,0x3]"), sample("roll", X, 1, axis=None),
+            sample("flip", S0), sample("repeat", E, 2, axis=0), sample("clip", X, None, Y),
+            sample("sort", X, axis=-1, stable=True), sample("argsort", X, stable=True)]
