@@ -86,6 +86,7 @@ def public_functions():
         value = getattr(hg, name)
         module = getattr(value, "__module__", "") or ""
         if not name.startswith("_") and callable(value) and not isinstance(value, type) and \
-                module.startswith(("hessgrad.engine.registry", "hessgrad.ops", "hessgrad.tf_names")):
+                module.startswith(("hessgrad.engine.registry", "hessgrad.ops",
+                                   "hessgrad.tf_names")):
             names.add("hg." + name)
     return names

@@ -15,9 +15,9 @@ direction, the HVP as a difference of gradients, and ``v.Hv`` as a second differ
 :func:`check` returns the list of disagreements (empty: all modes agree), each naming its mode.
 ``every_mode=False`` runs the *core* modes only (eager, numpy, ``hg.function`` with its default
 kernels, ``Graph`` values, gradients and HVPs, ``GradientTape``, ``vmap``, every ``hg.hvp``
-mode, nested tapes, dense, compiled and sparse Hessians, finite differences): the catalog runs every mode on
-each function's first sample and the core on its others, to keep the default test run short
-(``HESSGRAD_HARNESS=full`` runs every mode on every sample).
+mode, nested tapes, dense, compiled and sparse Hessians, finite differences): the catalog
+runs every mode on each function's first sample and the core on its others, to keep the
+default test run short (``HESSGRAD_HARNESS=full`` runs every mode on every sample).
 """
 
 import contextlib

@@ -3,7 +3,8 @@
 A :class:`Sample` names a public function by its path below ``hessgrad`` ("sum",
 "linalg.det", "fft.rfft", "hg.erf": ``hessgrad.numpy.sum``, ``hessgrad.numpy.linalg.det``,
 ..., ``hessgrad.erf``) and holds its arguments. Floating-point numpy arrays among the
-positional arguments (and in lists or tuples among them) are the *inputs*: traced in graph modes, batched by ``vmap`` and
+positional arguments (and in lists or tuples among them) are the *inputs*: traced in graph
+modes, batched by ``vmap`` and
 differentiated. Everything else (Python numbers, tuples, strings, keyword arguments, integer
 arrays) is a static part of the call, except in a sample with no float input, where integer and
 boolean arrays are the (non-differentiable) inputs. Sample tables build samples with

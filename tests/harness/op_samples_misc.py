@@ -41,7 +41,8 @@ SAMPLES += [
     # numpy strips leading zeros (a value-dependent length): traced with the stripping off
     sample("polymul", Y, V4, traceable=False), sample("polydiv", V4, Y, traceable=False),
     sample("polymul", Y, V4, trim_leading_zeros=False, numpy=False),
-    sample("polydiv", V4, Y, trim_leading_zeros=False, numpy=False), sample("polyder", V4), sample("polyder", V4, 2),
+    sample("polydiv", V4, Y, trim_leading_zeros=False, numpy=False),
+    sample("polyder", V4), sample("polyder", V4, 2),
     sample("polyint", Y), sample("polyint", Y, 2, k=[0.5, 1.0]),
     sample("polyfit", V4, V4 ** 3 - V4, 2), sample("polyfit", V4, X.T[:, 0].repeat(2)[:4], 1,
                                                  w=np.array([1.0, 2.0, 1.0, 0.5])),
