@@ -39,10 +39,14 @@ def all_samples():
 SAMPLES = all_samples()
 
 
+# ``HESSGRAD_HARNESS=full``: every mode on every sample, fused kernels forced on small arrays.
+FULL = os.environ.get("HESSGRAD_HARNESS") == "full"
+
+
 def every_mode(samples):
     """The samples to run in every mode: each function's first one (all of them with
     ``HESSGRAD_HARNESS=full``); the others run the core modes."""
-    if os.environ.get("HESSGRAD_HARNESS") == "full":
+    if FULL:
         return {s.id for s in samples}
     first = {}
     for s in samples:

@@ -1,8 +1,8 @@
 """The op-by-op harness's runner: one sample through every mode, compared.
 
-Values: eager, numpy's own function, ``hg.function`` (compiled with kernels, kernels forced on
-for every size, without kernels, the plain plan), ``Graph`` with placeholders and ``vmap``
-over two points. Derivatives, of a scalar *head* of the outputs (``sum(w1 * y + w2 * y**2)``
+Values: eager, numpy's own function, ``hg.function`` (compiled with kernels, without kernels,
+the plain plan; optionally with fused kernels forced on for every size), ``Graph`` with
+placeholders and ``vmap`` over two points. Derivatives, of a scalar *head* of the outputs (``sum(w1 * y + w2 * y**2)``
 over every float leaf, real and imaginary parts: quadratic, so even a linear op has a
 Hessian): the gradient eagerly, on a ``GradientTape``, in a ``Graph`` (``hg.gradients``),
 compiled in each ``hg.function`` flavour and under ``vmap``; HVPs in every ``hg.hvp`` mode,
@@ -65,7 +65,7 @@ def compiled(fn, flavour):
     return run
 
 
-FLAVOURS = ("kernels", "forced", "nokernels", "plan")
+FLAVOURS = ("kernels", "nokernels", "plan")  # "forced" too with forced_kernels=True
 CORE_FLAVOURS = ("kernels",)
 
 
@@ -82,8 +82,10 @@ def scale(a):
 class Report:
     """Disagreements found, each a line naming its mode."""
 
-    def __init__(self, every_mode=True):
+    def __init__(self, every_mode=True, forced_kernels=False):
         self.lines, self.every_mode = [], every_mode
+        self.flavours = (FLAVOURS + ("forced",) * forced_kernels if every_mode else
+                         CORE_FLAVOURS)
 
     def fail(self, mode, message):
         self.lines.append(f"{mode}: {message}")
@@ -117,9 +119,11 @@ class Report:
         return result
 
 
-def check(sample, every_mode=True):
-    """Every mode (or the core ones) on ``sample``; the list of disagreements."""
-    report = Report(every_mode)
+def check(sample, every_mode=True, forced_kernels=False):
+    """Every mode (or the core ones) on ``sample``; the list of disagreements.
+    ``forced_kernels``: also ``hg.function`` with fused kernels forced on small arrays (a
+    Numba compilation per new kernel, seconds on a cold cache: the long runs only)."""
+    report = Report(every_mode, forced_kernels)
     inputs = sample.inputs()
     want = report.run("eager", lambda: sample.call(*inputs))
     if want is None:
@@ -148,7 +152,7 @@ def check_values(sample, inputs, want, report):
         expected = report.run("numpy", lambda: twin(*sample.args, **sample.kwargs))
         if expected is not None:
             report.compare("numpy", want, expected)
-    for flavour in FLAVOURS if report.every_mode else CORE_FLAVOURS:
+    for flavour in report.flavours:
         got = report.run(f"function-{flavour}",
                          lambda: compiled(sample.call, flavour)(*inputs))
         if got is not None:
@@ -251,7 +255,7 @@ def check_gradients(F, x, g, report):
         return tape.gradient(y, xt, unconnected_gradients="zero")
     modes = {"tape": taped,
              "graph gradients": lambda: in_graph(F, [x], lambda y, p: zero_gradients(y, p)[0])}
-    for flavour in FLAVOURS if report.every_mode else CORE_FLAVOURS:
+    for flavour in report.flavours:
         modes[f"function-{flavour}(grad)"] = lambda flavour=flavour: \
             compiled(hg.grad(F), flavour)(x)
     for mode, thunk in modes.items():
