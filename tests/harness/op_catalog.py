@@ -21,15 +21,16 @@ TABLES = [op_samples_elementwise, op_samples_reductions, op_samples_shapes,
 
 
 def all_samples():
-    """Every table's samples; a name that is another's alias (the same function object:
-    ``arccos`` and ``acos``) keeps only its first sample, the other name has the rest."""
-    samples, seen, owner = [], set(), {}
+    """Every table's samples, each call once; an alias (a later name of the same function
+    object: ``acos`` after ``arccos``) keeps only its first sample."""
+    samples, seen, names_of = [], set(), {}
     for table in TABLES:
         for s in table.SAMPLES:
-            fn = id(s.function())
-            first_of_alias = owner.setdefault(fn, s.name) != s.name and \
-                not any(t.name == s.name for t in samples)
-            if s.id in seen or owner[fn] != s.name and not first_of_alias:
+            names = names_of.setdefault(id(s.function()), [])
+            if s.name not in names:
+                names.append(s.name)
+            alias_sampled = names[0] != s.name and any(t.name == s.name for t in samples)
+            if s.id in seen or alias_sampled:
                 continue
             seen.add(s.id)
             samples.append(dataclasses.replace(s, xfail=KNOWN[s.id]) if s.id in KNOWN else s)
