@@ -165,7 +165,8 @@ def check(f, x, forced=True, rtol=1e-8):
     def close(mode, got, want):
         got, want = np.asarray(got), np.asarray(want)
         tol = rtol * max(1.0, float(np.max(np.abs(want)))) if want.size else 0.0
-        if got.shape != want.shape or not np.allclose(got, want, rtol=rtol, atol=tol):
+        if got.shape != want.shape or not np.allclose(got, want, rtol=rtol, atol=tol,
+                                                       equal_nan=True):
             problems.append(f"{mode}: {got!r}, eager {want!r}")
 
     value, gradient = hg.value_and_grad(f)(x)  # on tensors: x.at[...] needs one

@@ -13,6 +13,8 @@ KNOWN = {
         "gradient raises TypeError: object of type 'NoneType' has no len()",
     63: "issue 40 part 1: sort along an axis of length one, then median: compiled gradient "
         "raises 'scatter_add: cannot add values of shape (3, 1) ... of shape (3,)'",
+    20051: "issue 40 part 1: sort of a 0-d value reshaped to (1,): the compiled gradient "
+           "has shape (1,) where x and the eager gradient are 0-d",
 }
 
 
