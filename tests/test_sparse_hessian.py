@@ -322,3 +322,12 @@ def test_probe_method_is_exact_at_the_point_it_probes_from():
     f = lambda x: hnp.sum(hnp.sort(x) * hnp.arange(12.0) * x ** 2)  # noqa: E731
     x = np.random.default_rng(3).standard_normal(12)
     _assert_equal_to_dense(f, x, hg.sparse_hessian(f, method="probe")(x))
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0)])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_scans_over_size_zero_arrays(shape, axis):
+    """The pattern of a scan (cumsum, cumprod) of a size-0 array, also along an empty axis: an
+    empty Hessian, as the dense one (found by the op-by-op harness)."""
+    f = lambda x: hnp.sum(hnp.cumprod(x, axis=axis) ** 2) + hnp.sum(hnp.cumsum(x, axis=axis))
+    assert hg.sparse_hessian(f)(np.zeros(shape)).shape == (0, 0)

@@ -284,7 +284,7 @@ def _prefix_matrix(step, shape, axis, reverse=False):
     rows, cols = np.tril_indices(length)
     if reverse:
         rows, cols = cols, rows
-    flat = ids.reshape(-1, length)
+    flat = ids.reshape(size(ids.shape[:-1]), length)  # not -1: the scanned axis may be empty
     if step.over(flat.shape[0] * len(rows)):
         raise TooDense
     r, c = flat[:, rows].ravel(), flat[:, cols].ravel()

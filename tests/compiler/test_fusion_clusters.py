@@ -2,6 +2,8 @@
 fetched intermediates, sums and scatters into sliced results, kept convex; the numbers of the
 unfused program and of the plan interpreter to rounding."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -251,3 +253,14 @@ def test_jacobian_bases_are_computed_in_kernels_not_read(transform):
     np.testing.assert_array_equal(hg.function(f)(x), hg.function(f, jit_kernels=False)(x))
     from scipy.optimize import rosen_hess
     np.testing.assert_allclose(hg.function(f)(x), rosen_hess(x), rtol=1e-12, atol=1e-9)
+
+
+def test_scatters_into_a_size_zero_gradient_compile():
+    """The gradient of a roll of a size-0 array accumulates slices of an empty array: it
+    compiles (it fell back to the uncompiled plan with a warning: 'zero-size array to
+    reduction operation maximum'); found by the op-by-op harness."""
+    f = lambda x: hnp.sum(hnp.roll(x, 1, axis=1) ** 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        g = hg.function(hg.grad(f))(np.zeros((0, 3)))
+    assert g.shape == (0, 3)
