@@ -27,7 +27,7 @@ import numpy as np
 
 import hessgrad as hg
 import hessgrad.numpy as hnp
-from hessgrad.compiler import fusion
+from hessgrad.kernels import tuning
 from hessgrad.engine.nest import flatten
 
 # Modes agree up to rounding (the compiler reorders sums): relative to the result's scale.
@@ -42,20 +42,20 @@ MAX_HESSIAN_SIZE = 64  # inputs with more elements: no dense Hessians (n HVPs ea
 @contextlib.contextmanager
 def kernels_forced():
     """Fused Numba kernels for every elementwise group, however small (by default groups of
-    fewer than ``fusion.MIN_SIZE`` elements stay on numpy, and the harness's arrays are
+    fewer than ``tuning.MIN_SIZE`` elements stay on numpy, and the harness's arrays are
     small)."""
-    saved, fusion.MIN_SIZE = fusion.MIN_SIZE, 1
+    saved, tuning.MIN_SIZE = tuning.MIN_SIZE, 1
     try:
         yield
     finally:
-        fusion.MIN_SIZE = saved
+        tuning.MIN_SIZE = saved
 
 
 def compiled(fn, flavour):
     """``fn`` under ``hg.function`` in a flavour: "kernels", "nokernels", "plan", "forced"."""
     flags = {"kernels": {}, "forced": {}, "nokernels": {"jit_kernels": False},
              "plan": {"optimize": False}}[flavour]
-    function = hg.function(fn, **flags)
+    function = hg.function(fn, compile="eager", **flags)  # compiled at once, not when hot
     if flavour != "forced":
         return function
 

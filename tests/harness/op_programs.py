@@ -158,7 +158,7 @@ def check(f, x, forced=True, rtol=1e-8):
     """Compiled (kernels on; with ``forced``, also fused kernels forced on small arrays: a
     Numba compilation per program) against eager: value, gradient and HVP. Returns the
     disagreements."""
-    from hessgrad.compiler import fusion
+    from hessgrad.kernels import tuning
     problems = []
     v = np.random.default_rng(0).standard_normal(np.shape(x))
 
@@ -172,19 +172,19 @@ def check(f, x, forced=True, rtol=1e-8):
     value, gradient = hg.value_and_grad(f)(x)  # on tensors: x.at[...] needs one
     want = [value, gradient, hg.hvp(f)(x, v)]
     for forced in (False, True) if forced else (False,):
-        saved = fusion.MIN_SIZE
-        fusion.MIN_SIZE = 1 if forced else saved
+        saved = tuning.MIN_SIZE
+        tuning.MIN_SIZE = 1 if forced else saved
         try:
             name = "forced kernels" if forced else "kernels"
             for mode, fn, args, w in (("value", f, (x,), want[0]),
                                       ("gradient", hg.grad(f), (x,), want[1]),
                                       ("hvp", hg.hvp(f), (x, v), want[2])):
                 try:
-                    close(f"{name} {mode}", hg.function(fn)(*args), w)
+                    close(f"{name} {mode}", hg.function(fn, compile="eager")(*args), w)
                 except Exception as e:
                     problems.append(f"{name} {mode}: {type(e).__name__}: {e}")
         finally:
-            fusion.MIN_SIZE = saved
+            tuning.MIN_SIZE = saved
     return problems
 '''
 

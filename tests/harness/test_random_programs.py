@@ -7,15 +7,11 @@ import pytest
 import op_programs
 
 SEEDS = list(range(20))
-# Programs the long run found, kept as regressions while their bug is open.
-KNOWN = {
-    59: "issue 40 part 1: sort along an axis of length one (x of shape (3, 1)): compiled "
-        "gradient raises TypeError: object of type 'NoneType' has no len()",
-    63: "issue 40 part 1: sort along an axis of length one, then median: compiled gradient "
-        "raises 'scatter_add: cannot add values of shape (3, 1) ... of shape (3,)'",
-    20051: "issue 40 part 1: sort of a 0-d value reshaped to (1,): the compiled gradient "
-           "has shape (1,) where x and the eager gradient are 0-d",
-}
+# Programs the long run found (issue 40 part 1: sorts along an axis of length one or of a 0-d
+# value reshaped, then medians; their compiled gradients failed), kept as regressions.
+FOUND = [59, 63, 20051]
+# Programs that show an open bug: strict xfails whose reason names it.
+KNOWN = {}
 
 
 def _param(seed):
@@ -23,7 +19,7 @@ def _param(seed):
     return pytest.param(seed, id=f"seed{seed}", marks=marks)
 
 
-@pytest.mark.parametrize("seed", [_param(s) for s in SEEDS + sorted(KNOWN)])
+@pytest.mark.parametrize("seed", [_param(s) for s in SEEDS + FOUND + sorted(KNOWN)])
 def test_compiled_program_agrees_with_eager(seed):
     program = op_programs.Program(seed)
     problems = op_programs.run(program, forced=False)
