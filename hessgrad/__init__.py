@@ -25,13 +25,20 @@ from .tf_names import (broadcast_to, cast, concat, reduce_logsumexp, reduce_max,
 from .second_order import hessian_vector_product, hessians, hvp, make_hvp
 from .hessian_matrix import hessian
 from .ops.control_flow import TensorArray, cond, foldl, foldr, map_fn, scan, while_loop
-from .transforms import grad, jacfwd, jacobian, jacrev, jvp, linearize, value_and_grad, vjp
+from .transforms import (elementwise_grad, grad, jacfwd, jacobian, jacrev, jvp, linearize,
+                         value_and_grad, vjp)
 from .tracing.capture import clear_caches
 from .tracing.function import Function, function
 from .vmap import vmap
 from .operators import GaussNewtonOperator, HessianOperator
 from .sparse import SparseHessian, SparseJacobian, sparse_hessian, sparse_jacobian
 from .sparsity import hessian_sparsity, jacobian_sparsity
+
+# The names users of JAX and PyTorch look for: jax.jit and jax.checkpoint; torch's vhp
+# (v^T H = (H v)^T: the Hessian is symmetric, so it is the same product).
+jit = function
+checkpoint = recompute_grad
+vhp = hvp
 from . import numpy  # noqa: E402,F401 - the numpy-compatible namespace
 from . import scipy, testing  # noqa: E402,F401
 from . import ipopt  # noqa: E402,F401 - IPOPT driver (cyipopt imported when a solve starts)

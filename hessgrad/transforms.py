@@ -18,6 +18,7 @@ from .engine.forward import ForwardAccumulator
 from .engine.tape import GradientTape
 from .engine.tensor import Tensor, owned, shape_of
 from .ops.core import constant, convert_to_tensor, reshape
+from .ops.reduction import sum as reduce_sum
 from .ops.shape import transpose
 
 
@@ -103,6 +104,19 @@ def grad(f, argnums=0, has_aux=False, holomorphic=False):
             return g, value[1]
         return g
     return grad_f
+
+
+def elementwise_grad(f, argnums=0):
+    """autograd's ``elementwise_grad``: the gradient of the sum of ``f``'s outputs, i.e. the
+    column sums of its Jacobian in one reverse pass (its diagonal when ``f`` acts element by
+    element).
+
+    >>> import hessgrad as hg
+    >>> import hessgrad.numpy as hnp
+    >>> hg.elementwise_grad(hnp.sin)(np.array([0.0, np.pi]))
+    array([ 1., -1.])
+    """
+    return grad(lambda *args, **kwargs: reduce_sum(f(*args, **kwargs)), argnums)
 
 
 def vjp(f, *primals, has_aux=False):
