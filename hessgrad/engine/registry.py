@@ -140,8 +140,10 @@ class Primitive:
                  broadcasts=False, batch=None, batch_values=None, sparsity=None, effects=False,
                  writes=None, pass_through=False, role=None, array_rules=None, lowering=None,
                  algebra=None):
-        if name in PRIMITIVES:
-            raise ValueError(f"primitive {name!r} is registered twice")
+        if name in PRIMITIVES and (PRIMITIVES[name].builtin or not _SEALED):
+            raise ValueError(f"primitive {name!r} is registered twice" if not _SEALED else
+                             f"primitive {name!r} is one of hessgrad's: choose another name")
+        # a user's primitive declared again (a notebook cell run twice) replaces the old one
         self.name = name
         self.forward = forward
         self.eager_forward = getattr(forward, "unchecked", forward)

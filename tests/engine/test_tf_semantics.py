@@ -554,3 +554,18 @@ def test_stack_takes_tensorflows_list_or_tensors():
         p = hg.placeholder("float64", (3,))
         (dp,) = hg.gradients(hg.reduce_sum(hg.stack([p, p * 2.0]) ** 2), [p])
     np.testing.assert_allclose(g.run(dp, {p: np.ones(3)}), [10.0, 10.0, 10.0])
+
+
+def test_a_user_primitive_declared_again_replaces_the_old_one():
+    """A notebook cell run twice declares its primitive again: the new one wins; hessgrad's
+    own names stay taken."""
+    first = hg.primitive("test_rerun_scale", lambda x: 2.0 * x,
+                         vjp=[lambda g, ans, x: 2.0 * g], jvp=[lambda t, ans, x: 2.0 * t])
+    again = hg.primitive("test_rerun_scale", lambda x: 3.0 * x,
+                         vjp=[lambda g, ans, x: 3.0 * g], jvp=[lambda t, ans, x: 3.0 * t])
+    x = np.array([1.0, 2.0])
+    np.testing.assert_array_equal(again(x).numpy(), [3.0, 6.0])
+    np.testing.assert_array_equal(first(x).numpy(), [2.0, 4.0])  # made before: still works
+    np.testing.assert_array_equal(hg.grad(lambda x: hg.reduce_sum(again(x)))(x), [3.0, 3.0])
+    with pytest.raises(ValueError, match="one of hessgrad's"):
+        hg.primitive("sin", lambda x: x)
