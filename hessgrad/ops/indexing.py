@@ -341,7 +341,6 @@ class _AtRef:
             v = _stack_nested(v, stack)
         v_shape = shape_of(v)
         try:
-            np.broadcast_shapes(v_shape, sub)
             if np.broadcast_shapes(v_shape, sub) != tuple(sub):
                 raise ValueError
         except ValueError:

@@ -444,6 +444,12 @@ bernoulli = rv_discrete(
 
 
 # --- multivariate distributions ---------------------------------------------------------------
+def _points(values, shape):
+    """One value per point: ``values`` reshaped to the points' ``shape`` (0-d for one)."""
+    out = hnp.reshape(values, shape)
+    return out if out.ndim else hnp.reshape(out, ())
+
+
 class _multivariate_normal:  # noqa: N801
     """The multivariate normal: ``logpdf(x, mean=None, cov=1)`` with ``x`` of shape ``(...,
     d)`` (or ``(d,)``), through the Cholesky factor of ``cov`` (differentiable in ``x``,
@@ -469,17 +475,21 @@ class _multivariate_normal:  # noqa: N801
             x = hnp.reshape(x, (-1, 1))
         return x, mean, cov, dim
 
-    def logpdf(self, x, mean=None, cov=1):
+    def _quadratic(self, x, mean, cov):
+        """``(maha, logdet, dim, shape)``: the squared Mahalanobis distances of the points of
+        ``x`` from ``mean`` under ``cov`` (by its Cholesky factor), ``log det cov``, the
+        dimension and the points' shape."""
         x, mean, cov, dim = self._prepare(x, mean, cov)
         chol = hnp.linalg.cholesky(cov)
         dev = x - mean
-        flat = hnp.reshape(dev, (-1, dim))
-        z = _hlinalg.solve_triangular(chol, hnp.transpose(flat), lower=True)
-        maha = hnp.sum(z ** 2, axis=0)
+        z = _hlinalg.solve_triangular(chol, hnp.transpose(hnp.reshape(dev, (-1, dim))),
+                                      lower=True)
         logdet = 2.0 * hnp.sum(hnp.log(hnp.diagonal(chol)))
-        out = -0.5 * (dim * math.log(2 * math.pi) + logdet + maha)
-        out = hnp.reshape(out, dev.shape[:-1])
-        return out if out.ndim else hnp.reshape(out, ())
+        return hnp.sum(z ** 2, axis=0), logdet, dim, dev.shape[:-1]
+
+    def logpdf(self, x, mean=None, cov=1):
+        maha, logdet, dim, shape = self._quadratic(x, mean, cov)
+        return _points(-0.5 * (dim * math.log(2 * math.pi) + logdet + maha), shape)
 
     def pdf(self, x, mean=None, cov=1):
         return hnp.exp(self.logpdf(x, mean, cov))
@@ -493,21 +503,13 @@ class _multivariate_t:  # noqa: N801
     ``loc``, ``shape`` and ``df``."""
 
     def logpdf(self, x, loc=None, shape=1, df=1):
-        x, loc, shape, dim = multivariate_normal._prepare(x, loc, shape)
-        chol = hnp.linalg.cholesky(shape)
-        dev = x - loc
-        flat = hnp.reshape(dev, (-1, dim))
-        z = _hlinalg.solve_triangular(chol, hnp.transpose(flat), lower=True)
-        maha = hnp.sum(z ** 2, axis=0)
-        logdet = 2.0 * hnp.sum(hnp.log(hnp.diagonal(chol)))
+        maha, logdet, dim, points = multivariate_normal._quadratic(x, loc, shape)
         df = _in(df)
         t = 0.5 * (df + dim)
         a = sp.gammaln(t)
         b = sp.gammaln(0.5 * df)
         c = dim / 2.0 * hnp.log(df * np.pi)
-        out = a - b - c - 0.5 * logdet - t * hnp.log1p(maha / df)
-        out = hnp.reshape(out, dev.shape[:-1])
-        return out if out.ndim else hnp.reshape(out, ())
+        return _points(a - b - c - 0.5 * logdet - t * hnp.log1p(maha / df), points)
 
     def pdf(self, x, loc=None, shape=1, df=1):
         return hnp.exp(self.logpdf(x, loc, shape, df))
