@@ -3,7 +3,8 @@ for numpy-style Python code, with a graph mode and a tape (eager) mode."""
 
 from . import malloc_tuning  # noqa: F401 - malloc thresholds for array-heavy reverse mode
 from . import ops as _ops  # registers every primitive and Tensor's operators
-from .custom import custom_gradient, grad_pass_through, recompute_grad
+from .custom import (custom_gradient, custom_jvp, custom_vjp, grad_pass_through,
+                     recompute_grad)
 from .engine.backprop import AggregationMethod, UnconnectedGradients
 from .engine.forward import ForwardAccumulator
 from .engine.gradients import gradients
