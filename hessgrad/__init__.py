@@ -9,7 +9,7 @@ from .engine.backprop import AggregationMethod, UnconnectedGradients
 from .engine.forward import ForwardAccumulator
 from .engine.gradients import gradients
 from .engine.graph import Graph, get_default_graph, placeholder
-from .engine.registry import primitive, seal_builtins as _seal_builtins
+from .engine.registry import defjvp, defvjp, primitive, seal_builtins as _seal_builtins
 from .engine.tape import GradientTape
 from .engine.tensor import ConcretizationError, Tensor, Variable, is_tensor
 from .ops.core import (constant, convert_to_tensor, identity, ones_like, stop_gradient,
