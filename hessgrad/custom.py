@@ -310,16 +310,22 @@ def grad_pass_through(f):
 def _split_args(fun, args, kwargs, nondiff_argnums, what):
     """Positional ``args`` (keywords bound to their positions, as JAX does), the differentiated
     ones with their array leaves as tensors, and a function rebuilding all of them."""
-    if kwargs:
+    try:
+        signature = inspect.signature(fun)
+    except (TypeError, ValueError):  # a builtin without one: positional arguments only
+        signature = None
+    if signature is not None:
         try:
-            bound = inspect.signature(fun).bind(*args, **kwargs)
-        except (TypeError, ValueError) as exc:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as exc:
             raise TypeError(f"{what}: {exc}") from None
         bound.apply_defaults()
         if bound.kwargs:
             raise TypeError(f"{what}: keyword-only arguments ({sorted(bound.kwargs)}) are not "
                             "supported; pass them positionally")
         args = bound.args
+    elif kwargs:
+        raise TypeError(f"{what}: keyword arguments need a function with a signature")
     n = len(args)
     nondiff = sorted({i % n if -n <= i < n else _bad_argnum(i, n, what)
                       for i in nondiff_argnums})
