@@ -5,6 +5,7 @@ parameters."""
 import contextlib
 import functools
 import inspect
+import threading
 
 import numpy as np
 
@@ -406,7 +407,7 @@ class custom_jvp:
             primals, tangents = nondiff_and_pt[-2:]
             out = self.fun(*_merge(self.nondiff_argnums, nondiff_and_pt[:-2], primals))
             total = None
-            for fn, t in zip(tangents_fns_checked(tangent_fns, len(primals)), tangents):
+            for fn, t in zip(_one_per_argument(tangent_fns, len(primals)), tangents):
                 if fn is not None:
                     term = fn(t, out, *primals)
                     total = term if total is None else total + term
@@ -443,7 +444,7 @@ class custom_jvp:
                                    tangents_fn=tangents_fn)
 
 
-def tangents_fns_checked(fns, n):
+def _one_per_argument(fns, n):
     if len(fns) != n:
         raise ValueError(f"defjvps: expected {n} rules (one per differentiated argument), "
                          f"got {len(fns)}")
@@ -464,6 +465,10 @@ def _refill(structures, leaves):
     it = iter(leaves)
     return [pack_as(s, [next(it) if isinstance(a, Tensor) else a for a in flatten(s)])
             for s in structures]
+
+
+class _Depth(threading.local):
+    n = 0
 
 
 class custom_vjp:
@@ -491,7 +496,7 @@ class custom_vjp:
         functools.update_wrapper(self, fun)
         self.fun, self.nondiff_argnums = fun, tuple(nondiff_argnums)
         self.fwd = self.bwd = None
-        self._in_fwd = 0  # fwd may call the function itself (JAX's idiom): then it is plain
+        self._in_fwd = _Depth()  # fwd may call the function itself (JAX's idiom): plain then
 
     def defvjp(self, fwd, bwd):
         """Set the forward and backward rules."""
@@ -503,18 +508,18 @@ class custom_vjp:
         if self.fwd is None:
             raise AttributeError(f"No VJP defined for {what}: call {name}.defvjp(fwd, bwd) "
                                  "first")
-        if self._in_fwd:
+        if self._in_fwd.n:
             return self.fun(*args, **kwargs)
         nondiff, diff, rebuild = _split_args(self.fun, args, kwargs, self.nondiff_argnums,
                                              what)
         fwd, bwd = self.fwd, self.bwd
 
         def body(*diff_args):
-            self._in_fwd += 1
+            self._in_fwd.n += 1
             try:
                 out, residuals = fwd(*rebuild(diff_args))
             finally:
-                self._in_fwd -= 1
+                self._in_fwd.n -= 1
 
             def grad_fn(*g):
                 cts = bwd(*nondiff, residuals, pack_as(out, list(g)))
