@@ -206,6 +206,14 @@ def custom_gradient(f=None):
     ``f`` are recorded too, so a ``grad_fn`` written with hessgrad ops can be differentiated
     again (as TensorFlow documents); forward mode differentiates ``f``'s own ops.
 
+    ``f`` may also compute on its inputs' numpy values (``np.sin(np.asarray(x))``) in eager
+    calls: it then runs again with nothing recording it, and forward mode transposes
+    ``grad_fn``, so both derivatives come from ``grad_fn``; written with hessgrad ops on the
+    inputs (not on numpy values ``f`` computed, whose dependence on the inputs no one sees),
+    it gives second derivatives too (hessian, every ``hvp`` mode). Such an ``f`` cannot be
+    traced (``hessgrad.function``): declare it a primitive instead (``@hg.primitive`` with
+    ``hg.defvjp``), whose body gets numpy values at run time.
+
     Raises:
         TypeError: ``f`` reads variables but ``grad_fn`` takes no ``variables``.
         ValueError: ``grad_fn`` returns the wrong number of gradients.
