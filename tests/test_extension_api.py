@@ -38,6 +38,8 @@ def check_second_order(f, H, x=X, v=V, rtol=1e-10, atol=1e-12, traced=True):
     if traced:
         np.testing.assert_allclose(hg.function(hg.hessian(f))(x), H, **close)
         np.testing.assert_allclose(hg.function(hg.grad(f))(x), hg.grad(f)(x), **close)
+        grad_of_grad = hg.function(hg.grad(lambda y: hnp.sum(hg.grad(f)(y) * v)))
+        np.testing.assert_allclose(grad_of_grad(x), H @ v, **close)
 
 
 # --- the reference function: F(x) = sum(a * sin(x) * x), H = diag(a (2 cos x - x sin x)) ----
@@ -357,3 +359,17 @@ def test_custom_gradient_numpy_body_second_order():
         hg.function(hg.hessian(F))(x)
     with pytest.raises(hg.ConcretizationError, match="hg.primitive"):
         hg.function(F)(x)
+
+
+def test_under_vmap_and_jacobians():
+    sin_times, sin_times_jvp = make_sin_times(), make_sin_times_jvp()
+    lse = hg.primitive(logsumexp_np)
+    hg.defvjp(lse, lambda ans, x: lambda g: g * hnp.exp(x - ans))
+    xs = np.stack([X, 2 * X])
+    for fn in (lambda x: sin_times(x, 2.0), lambda x: sin_times_jvp(x, 2.0)):
+        np.testing.assert_allclose(hg.vmap(fn)(xs), 2 * np.sin(xs), rtol=1e-14)
+        np.testing.assert_allclose(hg.jacfwd(fn)(X), np.diag(2 * np.cos(X)), rtol=1e-14)
+        np.testing.assert_allclose(hg.jacrev(fn)(X), np.diag(2 * np.cos(X)), rtol=1e-14)
+    np.testing.assert_allclose(hg.vmap(lse)(xs), [logsumexp_np(r) for r in xs], rtol=1e-14)
+    np.testing.assert_allclose(hg.vmap(hg.grad(lse))(xs),
+                               [np.exp(r - logsumexp_np(r)) for r in xs], rtol=1e-14)
