@@ -403,8 +403,10 @@ class custom_jvp:
         functools.update_wrapper(self, fun)
         self.fun, self.nondiff_argnums, self.jvp = fun, tuple(nondiff_argnums), None
 
-    def defjvp(self, jvp):
-        """Set the rule (usable as a decorator); returns it."""
+    def defjvp(self, jvp, symbolic_zeros=False):
+        """Set the rule (usable as a decorator); returns it. Zero tangents are passed as
+        zero arrays (JAX's ``symbolic_zeros=False``, the only choice here)."""
+        _no_symbolic_zeros(symbolic_zeros, "defjvp")
         self.jvp = jvp
         return jvp
 
@@ -450,6 +452,12 @@ class custom_jvp:
 
         return _call_with_gradient(body, diff, {}, record_forward=False,
                                    tangents_fn=tangents_fn)
+
+
+def _no_symbolic_zeros(symbolic_zeros, what):
+    if symbolic_zeros:
+        raise NotImplementedError(f"{what}: symbolic_zeros=True is not supported; the rules "
+                                  "get zero arrays for zero tangents and cotangents")
 
 
 def _one_per_argument(fns, n):
@@ -506,8 +514,9 @@ class custom_vjp:
         self.fwd = self.bwd = None
         self._in_fwd = _Depth()  # fwd may call the function itself (JAX's idiom): plain then
 
-    def defvjp(self, fwd, bwd):
-        """Set the forward and backward rules."""
+    def defvjp(self, fwd, bwd, symbolic_zeros=False):
+        """Set the forward and backward rules (JAX's ``symbolic_zeros=False`` only)."""
+        _no_symbolic_zeros(symbolic_zeros, "defvjp")
         self.fwd, self.bwd = fwd, bwd
 
     def __call__(self, *args, **kwargs):
