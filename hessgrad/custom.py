@@ -55,7 +55,7 @@ class _Recorders:
 # over (see Graph.substituting). ``transposed``: the function's ops were not recorded (its
 # body computes on numpy values), so forward mode transposes ``grad_fn``.
 def _custom_forward(*values, n_args, variables, grad_fn, tangents_fn=None, remaps=(),
-                    transposed=False):
+                    transposed=False, reads=None):
     return tuple(values[n_args + len(variables):])
 
 
@@ -67,7 +67,9 @@ def _in_clone(ans, remaps):
 
 
 def _custom_vjp(g, ans, *inputs, n_args, variables, grad_fn, tangents_fn=None, remaps=(),
-                transposed=False):
+                transposed=False, reads=None):
+    if reads is not None:
+        _check_reads(reads, inputs[:n_args + len(variables)])
     with _in_clone(ans, remaps):
         return _call_grad_fn(g, inputs, n_args, variables, grad_fn)
 
@@ -91,7 +93,7 @@ def _call_grad_fn(g, inputs, n_args, variables, grad_fn):
 
 
 def _custom_jvp(tangents, ans, *inputs, n_args, variables, grad_fn, tangents_fn=None,
-                remaps=(), transposed=False):
+                remaps=(), transposed=False, reads=None):
     # Forward mode differentiates the function's own ops (grad_fn is a reverse-mode rule
     # only): the outputs' tangents are those of the results it computed, or, when its ops
     # were not recorded, those of ``tangents_fn`` (recompute_grad's recomputation,
@@ -101,6 +103,9 @@ def _custom_jvp(tangents, ans, *inputs, n_args, variables, grad_fn, tangents_fn=
         with _in_clone(ans, remaps):
             return tangents_fn(list(inputs[:n_args]) + list(variables), tangents[:n_in])
     if transposed:
+        if reads is not None:
+            _check_reads(reads, inputs[:n_in])
+
         def input_grads(seeds):
             return _call_grad_fn(tuple(seeds), inputs, n_args, variables, grad_fn)[:n_in]
         with _in_clone(ans, remaps):
@@ -161,13 +166,50 @@ def _call_with_gradient(f, args, kwargs, record_forward, tangents_fn=None):
         params["tangents_fn"] = tangents_fn
     if transposed:
         params["transposed"] = True
+        reads = _closed_over(grad_fn, flat_result)
+        if reads is not None:
+            params["reads"] = reads
     outs = bind(CUSTOM, tuple(flat_args + variables + flat_result), params)
     return pack_as(result, list(outs))
 
 
-def _differentiated(args):
-    """Whether an active recorder differentiates a tensor among ``args``."""
-    recorders = THREAD.state.recorders
+def _closed_over(grad_fn, results):
+    """The name of a variable of ``grad_fn``'s closure that holds one of ``results`` (numpy
+    arrays its body computed), or None."""
+    computed = [r for r in results if isinstance(r, np.ndarray)]
+    computed += getattr(grad_fn, "computed_values", [])  # custom_vjp's numpy residuals
+    cells = getattr(grad_fn, "__closure__", None) or ()
+    names = getattr(getattr(grad_fn, "__code__", None), "co_freevars", ())
+    for name, cell in zip(names, cells):
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        leaves = flatten(value) if isinstance(value, (list, tuple, dict)) else [value]
+        if any(leaf is r for leaf in leaves for r in computed):
+            return name
+    return None
+
+
+def _check_reads(name, inputs):
+    """A grad_fn reading a numpy result of its body gives a wrong second derivative (the
+    result's dependence on the inputs is not seen): refuse to differentiate it."""
+    if _differentiated(inputs, visible=True):
+        raise ValueError(
+            f"custom_gradient/custom_vjp: the gradient rule reads {name!r}, numpy values "
+            "its body (fwd) computed from "
+            "the inputs' values, so its own derivative (a second derivative: hessian, hvp) "
+            f"would miss how {name!r} depends on the inputs. Compute what grad_fn needs from "
+            "the input tensors with hessgrad ops (hessgrad.numpy), or write the body with "
+            "hessgrad ops")
+
+
+def _differentiated(args, visible=False):
+    """Whether an active recorder (with ``visible``, one that observes the ops run now: not
+    one computing a rule) differentiates a tensor among ``args``."""
+    state = THREAD.state
+    recorders = state.recorders if not visible or state.limit is None else \
+        state.recorders[:state.limit]
     return any(getattr(r, "tracks", None) and r.tracks(a)
                for r in recorders for a in flatten(args) if isinstance(a, Tensor))
 
@@ -538,9 +580,17 @@ class custom_vjp:
             finally:
                 self._in_fwd.n -= 1
 
+            template = pack_as(out, [0] * len(flatten(out)))
+
             def grad_fn(*g):
-                cts = bwd(*nondiff, residuals, pack_as(out, list(g)))
+                cts = bwd(*nondiff, residuals, pack_as(template, list(g)))
                 return _per_leaf(cts, diff_args, what, "bwd")
+            # numpy arrays among the residuals that are not arguments: computed by fwd
+            given = [a for a in flatten(list(args))]
+            grad_fn.computed_values = [
+                r for r in (flatten(residuals) if isinstance(residuals, (list, tuple, dict))
+                            else [residuals])
+                if isinstance(r, np.ndarray) and not any(r is a for a in given)]
             return out, grad_fn
 
         body.__name__ = name

@@ -373,3 +373,33 @@ def test_under_vmap_and_jacobians():
     np.testing.assert_allclose(hg.vmap(lse)(xs), [logsumexp_np(r) for r in xs], rtol=1e-14)
     np.testing.assert_allclose(hg.vmap(hg.grad(lse))(xs),
                                [np.exp(r - logsumexp_np(r)) for r in xs], rtol=1e-14)
+
+
+def test_numpy_values_read_by_the_rule_refuse_second_order():
+    """A rule reading numpy arrays its body computed from x would miss their dependence on x
+    at second order: first order works, second order raises (never a wrong number)."""
+    @hg.custom_gradient
+    def tanh(x):
+        y = np.tanh(np.asarray(x))
+
+        def grad_fn(dy):
+            return dy * (1 - y ** 2)
+        return y, grad_fn
+
+    @hg.custom_vjp
+    def tanh2(x):
+        return np.tanh(np.asarray(x))
+
+    tanh2.defvjp(lambda x: (tanh2(x), np.tanh(np.asarray(x))),
+                 lambda y, g: (g * (1 - y ** 2),))
+    x = np.array([0.1, 0.2])
+    for fn in (tanh, tanh2):
+        F = lambda x, fn=fn: hnp.sum(fn(x))  # noqa: E731
+        np.testing.assert_allclose(hg.grad(F)(x), 1 - np.tanh(x) ** 2, rtol=1e-14)
+        np.testing.assert_allclose(hg.jvp(fn, (x,), (np.ones(2),))[1], 1 - np.tanh(x) ** 2,
+                                   rtol=1e-14)
+        for mode in MODES:
+            with pytest.raises(ValueError, match="hessgrad ops"):
+                hg.hvp(F, mode=mode)(x, np.ones(2))
+        with pytest.raises(ValueError, match="second derivative"):
+            hg.hessian(F)(x)
