@@ -251,8 +251,9 @@ def custom_gradient(f=None):
     ``f`` may also compute on its inputs' numpy values (``np.sin(np.asarray(x))``) in eager
     calls: it then runs again with nothing recording it, and forward mode transposes
     ``grad_fn``, so both derivatives come from ``grad_fn``; written with hessgrad ops on the
-    inputs (not on numpy values ``f`` computed, whose dependence on the inputs no one sees),
-    it gives second derivatives too (hessian, every ``hvp`` mode). Such an ``f`` cannot be
+    inputs, it gives second derivatives too (hessian, every ``hvp`` mode). A ``grad_fn``
+    reading numpy arrays ``f`` computed (its result) still gives first derivatives; second
+    ones, which would miss those arrays' dependence on the inputs, raise ValueError. Such an ``f`` cannot be
     traced (``hessgrad.function``): declare it a primitive instead (``@hg.primitive`` with
     ``hg.defvjp``), whose body gets numpy values at run time.
 
