@@ -3,12 +3,13 @@ for numpy-style Python code, with a graph mode and a tape (eager) mode."""
 
 from . import malloc_tuning  # noqa: F401 - malloc thresholds for array-heavy reverse mode
 from . import ops as _ops  # registers every primitive and Tensor's operators
-from .custom import custom_gradient, grad_pass_through, recompute_grad
+from .custom import (custom_gradient, custom_jvp, custom_vjp, grad_pass_through,
+                     recompute_grad)
 from .engine.backprop import AggregationMethod, UnconnectedGradients
 from .engine.forward import ForwardAccumulator
 from .engine.gradients import gradients
 from .engine.graph import Graph, get_default_graph, placeholder
-from .engine.registry import primitive, seal_builtins as _seal_builtins
+from .engine.registry import defjvp, defvjp, primitive, seal_builtins as _seal_builtins
 from .engine.tape import GradientTape
 from .engine.tensor import ConcretizationError, Tensor, Variable, is_tensor
 from .ops.core import (constant, convert_to_tensor, identity, ones_like, stop_gradient,

@@ -929,6 +929,9 @@ def build_parser():
         epilog="Exit codes: 0 success, 1 a numerical mismatch was found (check, bench, or an "
                "analyze estimate contradicting its exact value), 2 bad input (also a "
                "non-finite f(x0)). Run 'hessgrad COMMAND --help' for details.")
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"hessgrad {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     target_help = (f"a built-in problem ({names}; default: {DEFAULT_PROBLEM}) or "

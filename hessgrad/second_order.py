@@ -149,7 +149,10 @@ def hvp(f, argnums=0, mode="auto", holomorphic=False):
     "fwd-rev"'s product; an eager call computes it as "rev-fwd" (which costs less here) when
     the two are the same, i.e. when ``f`` used no custom gradient and no user primitive: if
     it did, ``f`` runs a second time, as "fwd-rev". A traced call (``hg.function``) is
-    "fwd-rev", whose discarded gradient the compiler removes.
+    "fwd-rev", whose discarded gradient the compiler removes. A primitive declared with a
+    VJP only (``vjp=``, or ``hg.defvjp`` alone) works in every mode: forward mode transposes
+    its VJP (which must then be written with hessgrad ops, as any rule that is
+    differentiated again).
 
     Args:
         f: scalar function of arrays.

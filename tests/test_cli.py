@@ -416,3 +416,8 @@ def test_readme_command_runs_as_shown(argv, capsys, tmp_path, monkeypatch):
     else:
         assert "x fastest" in out
     sys.modules.pop("mymodule", None)
+
+
+def test_version_flag_prints_the_package_version(capsys):
+    assert cli.main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"hessgrad {hg.__version__}"

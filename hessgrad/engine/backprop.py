@@ -248,7 +248,8 @@ def _prepare(rec, g, plain):
     if prim.vjps is None:
         raise LookupError(
             f"No gradient defined for operation '{_name(rec)}' (op type: {prim.name}). "
-            "Wrap it in hessgrad.custom_gradient or hessgrad.stop_gradient.")
+            "Give it a reverse rule (vjp= where it is declared, or hessgrad.defvjp), or wrap "
+            "the code in hessgrad.custom_gradient, or hessgrad.stop_gradient its result.")
     user_rules = plain and not prim.array_rules  # they see Tensors, their ops make them
     if user_rules:
         g = _as_tensors(g, multiple)

@@ -4,7 +4,7 @@ from .backprop import UnconnectedGradients, check_unconnected
 from .dispatch import bind
 from .graph import substituted
 from .nest import flatten, pack_as
-from .registry import ADD, BROADCAST_TO, ZEROS_LIKE
+from .registry import ADD, BROADCAST_TO, SUM_TO, ZEROS_LIKE
 from .state import THREAD, Recorder
 from .tensor import Tensor, dtype_of, is_differentiable_dtype, shape_of
 
@@ -87,7 +87,11 @@ def push_tangents(prim, args, params, outs, arg_tangents):
     """Output tangents of ``outs = prim(*args)`` given input tangents (None = zero)."""
     jvps = prim.jvps
     if jvps is None and not prim.linear:
-        raise LookupError(f"No forward-mode rule (JVP) defined for op type {prim.name}")
+        if prim.vjps is None:
+            raise LookupError(f"No forward-mode rule (JVP) defined for op type {prim.name}, "
+                              "and no reverse rule (VJP) to derive one from: declare its "
+                              "jvp= (or vjp=)")
+        return _jvp_from_vjp(prim, args, params, outs, arg_tangents)
     ans = outs if prim.multiple_results else outs[0]
     if prim.linear:
         zeros_like = ZEROS_LIKE.prim
@@ -123,3 +127,69 @@ def push_tangents(prim, args, params, outs, arg_tangents):
     if shape_of(out) != ans.shape:  # a rule may leave broadcasting to us
         out = bind(BROADCAST_TO.prim, (out,), {"shape": ans.shape})
     return (out,)
+
+
+def transpose(linear, like, cotangents):
+    """The transpose of a linear map: ``linear(seeds)`` returns a list of tensors (None for
+    zero) linear in ``seeds``, tensors shaped like those of ``like``; given ``cotangents``,
+    one per result (None = zero), returns the gradient of ``sum <linear(s), c>`` w.r.t. each
+    seed (None where unconnected). It is reverse mode over ``linear``'s ops, observed by the
+    recorders active outside the one asking, so it differentiates again. A JVP from a VJP
+    rule (a primitive declared with ``vjp=`` only) and a VJP from a JVP rule
+    (``custom_jvp``) are both such transposes."""
+    from .tape import GradientTape  # the tape module imports this one's neighbours
+
+    state = THREAD.state
+    saved = state.recorders, state.limit
+    outside = list(saved[0] if saved[1] is None else saved[0][:saved[1]])
+    state.recorders, state.limit = outside, None
+    try:
+        tape = GradientTape(watch_accessed_variables=False)
+        with tape:
+            seeds = [bind(ZEROS_LIKE.prim, (a,), {}) for a in like]
+            tape.watch(seeds)
+            results = list(linear(seeds))
+        pairs = [(r, c) for r, c in zip(results, cotangents)
+                 if r is not None and c is not None]
+        if not pairs:
+            return [None] * len(seeds)
+        return tape.gradient([r for r, _ in pairs], seeds,
+                             output_gradients=[c for _, c in pairs])
+    finally:
+        state.recorders, state.limit = saved
+
+
+def _jvp_from_vjp(prim, args, params, outs, arg_tangents):
+    """Output tangents of a primitive declared with a reverse rule only: the transpose of its
+    VJP (exact; the VJP must be written with hessgrad ops, linear in the output gradient)."""
+    ans = outs if prim.multiple_results else outs[0]
+    vjps = prim.vjps
+
+    def input_grads(seeds):
+        g = tuple(seeds) if prim.multiple_results else seeds[0]
+        if prim.joint_vjp:
+            grads = list(vjps(g, ans, *args, **params))
+        else:
+            grads = [vjps[k](g, ans, *args, **params)
+                     if t is not None and k < len(vjps) and vjps[k] is not None else None
+                     for k, t in enumerate(arg_tangents)]
+        for k, (a, gk) in enumerate(zip(args, grads)):  # a broadcast gradient: summed back
+            if gk is not None and arg_tangents[k] is not None and \
+                    shape_of(gk) != shape_of(a):
+                grads[k] = bind(SUM_TO.prim, (gk,), {"shape": shape_of(a)})
+        return grads
+
+    try:
+        tangents = transpose(input_grads, outs, arg_tangents)
+    except Exception as exc:
+        raise LookupError(
+            f"primitive {prim.name!r} has no forward-mode rule (JVP), and deriving one from "
+            f"its reverse rule (VJP) failed ({type(exc).__name__}: {exc}). Forward mode "
+            "(jvp, jacfwd, hvp's default mode, hessian) transposes the VJP, which needs the "
+            "VJP written with hessgrad ops (hessgrad.numpy), linear in the output gradient. "
+            "Fix: declare the primitive's jvp= (or hg.defjvp(f, ...)); for second order "
+            "(hvp, hessian) write its VJP with hessgrad ops too, as a VJP that converts "
+            "tensors to numpy has no derivative in any mode; a VJP that differentiates but "
+            "does not transpose can use reverse-over-reverse, hg.hvp(f, mode=\"rev-rev\")"
+        ) from exc
+    return tuple(tangents)

@@ -7,6 +7,8 @@ gradient contributions, ...) are *roles*: the op declared with ``role=ADD_N`` is
 backprop core sums with, so the engine names no op.
 """
 
+import functools
+
 from .facts import NO_ALGEBRA, NO_LOWERING
 
 PRIMITIVES = {}
@@ -182,8 +184,12 @@ class Primitive:
         return f"<primitive {self.name}>"
 
 
-def primitive(name, forward, vjp=None, jvp=None, **flags):
+def primitive(name, forward=None, vjp=None, jvp=None, **flags):
     """Declare a primitive and return a function that applies it (see :class:`Primitive`).
+
+    Also autograd's decorator: ``@primitive def f(x, ...)`` declares ``f`` (named by its
+    module and qualified name), its body getting numpy values, its rules then given by
+    :func:`defvjp` and :func:`defjvp`. Keyword arguments of a call are the op's parameters.
 
     >>> import numpy as np
     >>> from hessgrad.engine.registry import primitive
@@ -194,6 +200,13 @@ def primitive(name, forward, vjp=None, jvp=None, **flags):
     """
     from .dispatch import bind, bind_eager
 
+    fun = None
+    if callable(name) and forward is None:  # @primitive
+        fun, forward = name, name
+        name = f"{getattr(fun, '__module__', None) or '_'}.{fun.__qualname__}"
+    elif forward is None:
+        raise TypeError("primitive(name, forward, vjp=None, jvp=None, **flags), or "
+                        "@primitive on a function")
     prim = Primitive(name, forward, vjp, jvp, **flags)
 
     def apply(*args, **params):
@@ -206,9 +219,92 @@ def primitive(name, forward, vjp=None, jvp=None, **flags):
         return bind(prim, args, params)
 
     apply.primitive = prim
-    apply.__name__ = name
-    apply.__qualname__ = name
+    if fun is not None:
+        functools.update_wrapper(apply, fun)
+    else:
+        apply.__name__ = name
+        apply.__qualname__ = name
     return apply
+
+
+def _primitive_of(fun, what):
+    prim = getattr(fun, "primitive", None)
+    if not isinstance(prim, Primitive):
+        raise TypeError(f"{what}: {getattr(fun, '__name__', fun)!r} is not a primitive; "
+                        "declare it with @hg.primitive first")
+    if prim.builtin:
+        raise ValueError(f"{what}: {prim.name!r} is one of hessgrad's primitives; its rules "
+                         "are fixed")
+    return prim
+
+
+def _positions(rules, argnums, what):
+    """The input positions ``rules`` are for: ``argnums``, by default 0, 1, ..."""
+    argnums = tuple(range(len(rules))) if argnums is None else tuple(argnums)
+    if len(argnums) != len(rules):
+        raise ValueError(f"{what}: {len(rules)} rules for argnums {argnums}")
+    return argnums
+
+
+def defvjp(fun, *makers, argnums=None):
+    """Autograd's ``defvjp``: give primitive ``fun`` (``@hg.primitive``) its reverse rules,
+    one per positional argument (or per entry of ``argnums``): ``maker(ans, *args,
+    **kwargs)`` returns ``g -> the gradient w.r.t. that argument``; None for an argument
+    that takes none. The rules see Tensors: written with hessgrad ops, they differentiate
+    again (second order). With no JVP declared, forward mode transposes these rules.
+
+    >>> import numpy as np, hessgrad as hg, hessgrad.numpy as hnp
+    >>> @hg.primitive
+    ... def logsumexp(x):
+    ...     m = np.max(x)
+    ...     return m + np.log(np.sum(np.exp(x - m)))
+    >>> hg.defvjp(logsumexp, lambda ans, x: lambda g: g * hnp.exp(x - ans))
+    >>> hg.grad(logsumexp)(np.zeros(2))
+    array([0.5, 0.5])
+    """
+    prim = _primitive_of(fun, "defvjp")
+    argnums = _positions(makers, argnums, "defvjp")
+    rules = list(prim.vjps) if isinstance(prim.vjps, tuple) else []
+    for k, maker in zip(argnums, makers):
+        rules += [None] * (k + 1 - len(rules))
+        rules[k] = None if maker is None else _vjp_rule(maker)
+    prim.vjps, prim.joint_vjp = tuple(rules), False
+    prim.fast_vjps = None if prim.multiple_results else prim.vjps
+
+
+def _vjp_rule(maker):
+    def rule(g, ans, *args, **params):
+        return maker(ans, *args, **params)(g)
+    return rule
+
+
+def defjvp(fun, *rules, argnums=None):
+    """Autograd's ``defjvp``: give primitive ``fun`` its forward rules, one per positional
+    argument (or per entry of ``argnums``): ``rule(g, ans, *args, **kwargs)`` returns the
+    output's tangent for tangent ``g`` of that argument; None for none; ``"same"`` for an
+    argument in which ``fun`` is linear (the tangent is ``fun`` applied to ``g`` there).
+
+    >>> import numpy as np, hessgrad as hg, hessgrad.numpy as hnp
+    >>> @hg.primitive
+    ... def cube(x):
+    ...     return x ** 3
+    >>> hg.defjvp(cube, lambda g, ans, x: 3 * x ** 2 * g)
+    >>> float(hg.jvp(cube, (2.0,), (1.0,))[1])
+    12.0
+    """
+    prim = _primitive_of(fun, "defjvp")
+    argnums = _positions(rules, argnums, "defjvp")
+    jvps = list(prim.jvps) if isinstance(prim.jvps, tuple) else []
+    for k, rule in zip(argnums, rules):
+        jvps += [None] * (k + 1 - len(jvps))
+        jvps[k] = _same_rule(fun, k) if isinstance(rule, str) and rule == "same" else rule
+    prim.jvps, prim.joint_jvp = tuple(jvps), False
+
+
+def _same_rule(fun, k):
+    def rule(g, ans, *args, **params):
+        return fun(*args[:k], g, *args[k + 1:], **params)
+    return rule
 
 
 def get(name):

@@ -30,8 +30,10 @@ from ..engine.tensor import Tensor, current as _current
 from ..ops import core as _core, elementwise as _ew, indexing as _ix, inplace as _ip
 from ._out import write_out as _write_out
 
-_CUSTOM_HINT = ("write it with hessgrad.numpy functions, or wrap a numpy implementation with "
-                "hessgrad.custom_gradient (giving its gradient)")
+_CUSTOM_HINT = ("write it with hessgrad.numpy functions, or declare a numpy implementation a "
+                "primitive and give its gradient: `@hessgrad.primitive def f(x): ...` with "
+                "`hessgrad.defvjp(f, lambda ans, x: lambda g: ...)`, the rule written with "
+                "hessgrad.numpy (it then differentiates again, eagerly and traced)")
 
 
 def _hnp():

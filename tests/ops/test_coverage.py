@@ -25,7 +25,10 @@ def covered_names():
 
 
 def test_every_registered_primitive_has_test_rows():
-    registered = {name for name in PRIMITIVES if not name.startswith(("test_", "doctest_"))}
+    # hessgrad's own (users' primitives, as tests and doctests declare, are registered after
+    # hessgrad's are sealed; @primitive names them by module and function)
+    registered = {name for name, p in PRIMITIVES.items()
+                  if p.builtin and not name.startswith(("test_", "doctest_"))}
     missing = sorted(registered - covered_names() - GRAPH_INTERNALS)
     assert not missing, f"primitives without test rows (add them to a COVERED set): {missing}"
 
