@@ -26,9 +26,10 @@ from .engine.batching import stacked_rows
 METHODS = ("trace", "probe")
 COLORINGS = ("star", "column")
 DENSE_THRESHOLD = 0.25
-# A compiled graph assembles a structured Hessian for about 20 us (gather and scatter); below
-# this size its dense Hessian, all n products as one batch, costs less (measured crossover 64).
-TENSOR_MIN_SIZE = 64
+# Below this size a dense Hessian, all n products as one batch, costs less than detecting the
+# pattern (one pass over the program with sparse matrices) and assembling from colored
+# products (in a compiled graph a gather and a scatter: about 20 us; measured crossover 64).
+STRUCTURE_MIN_SIZE = 64
 
 
 def _check(what, method, coloring, dense_threshold, probes=1):
@@ -242,10 +243,13 @@ class SparseHessian(_PlanCache):
 
     def dense(self, x, *args, capture=None):
         """The Hessian as a dense array of shape ``x.shape + x.shape``, assembled from the
-        compressed products, or None when coloring would not halve the number of products
-        (then the dense batched path is as fast). ``capture``: the call's capture run, when
+        compressed products, or None below ``STRUCTURE_MIN_SIZE`` entries or when coloring
+        would not halve the number of products (then the dense batched path is as fast).
+        ``capture``: the call's capture run, when
         the caller made it already."""
         x = _point(x, "hessian")
+        if x.size < STRUCTURE_MIN_SIZE:  # too few columns for detection to pay for itself
+            return None
         plan, cap = self._plan(x, args, capture)
         n = plan["n"]
         if plan["dense"] or 2 * plan["ncolors"] > n:
@@ -261,8 +265,8 @@ class SparseHessian(_PlanCache):
         """:meth:`dense` for a tensor ``x`` with a known shape (symbolic in a trace, or
         watched by a tape), built from differentiable ops: the colored products as one
         batch (:func:`hessgrad.engine.batching.map_rows`), their entries gathered and placed in the
-        dense Hessian. None where :meth:`dense` would be, and below ``TENSOR_MIN_SIZE``."""
-        if x.size < TENSOR_MIN_SIZE:
+        dense Hessian. None where :meth:`dense` would be, and below ``STRUCTURE_MIN_SIZE``."""
+        if x.size < STRUCTURE_MIN_SIZE:
             return None
         plan, _ = self._plan(np.zeros(x.shape, x.dtype), ())
         n, k = plan["n"], plan["ncolors"]

@@ -358,6 +358,17 @@ def test_banded_hessian_is_assembled_from_few_products_and_equals_the_dense_path
         assert _structure(rosenbrock, x)["ncolors"] == 3
 
 
+def test_small_problems_skip_detection_and_large_ones_use_it():
+    # below STRUCTURE_MIN_SIZE the n products as one batch cost less than detecting a pattern
+    from hessgrad.sparse import STRUCTURE_MIN_SIZE, structure_check
+    small = np.linspace(0.1, 1.0, STRUCTURE_MIN_SIZE - 1)
+    large = np.linspace(0.1, 1.0, 3 * STRUCTURE_MIN_SIZE)
+    check = structure_check(rosenbrock)
+    assert check.dense(small) is None
+    np.testing.assert_allclose(check.dense(large), rosen_hess(large), rtol=1e-12)
+    assert check.nhvp == 3
+
+
 def test_block_diagonal_hessian_of_a_matrix_argument():
     # rows of W interact only within themselves: a block-diagonal Hessian, 3 colors
     W = np.random.default_rng(1).standard_normal((20, 3))

@@ -22,6 +22,8 @@ by a replay, see :func:`replayable`). One memory budget, :data:`BATCH_BYTES`, si
 (:func:`members_per_chunk`).
 """
 
+import math
+
 import numpy as np
 
 from .dispatch import bind
@@ -221,7 +223,7 @@ class Trace:
 
     def largest(self):
         """Elements in the largest value that depends on the mapped leaves, per member."""
-        sizes = [int(np.prod(o.shape, dtype=np.int64)) for n in self.nodes
+        sizes = [math.prod(o.shape) for n in self.nodes
                  if id(n.outputs[0]) in self.dependent for o in n.outputs
                  if o.shape is not None and None not in o.shape]
         return max(sizes, default=1)

@@ -1,5 +1,7 @@
 """Graph mode: symbolic nodes built by ops, run later by a planned executor."""
 
+import math
+
 import numpy as np
 
 from .dispatch import READ, bind
@@ -591,7 +593,7 @@ class Plan:
                                out_slots if node.prim.multiple_results else out_slots[0], node))
         # The largest array a dynamic step makes: what one batch member costs in memory.
         self.largest_dynamic_size = max(
-            [int(np.prod(o.shape, dtype=np.int64)) for *_, node in self.steps
+            [math.prod(o.shape) for *_, node in self.steps
              for o in node.outputs if o.shape is not None and None not in o.shape] or [1])
 
         def fetch_slot(t):
@@ -648,7 +650,7 @@ class Plan:
                 if (out if type(out) is int else out[0]) in batched_slots:
                     for o in node.outputs:
                         if o.shape is not None and None not in o.shape:
-                            size = int(np.prod(o.shape, dtype=np.int64))
+                            size = math.prod(o.shape)
                             largest, total = max(largest, size), total + size
             sizes = self._batched_sizes_cache[key] = (largest, total)
         return sizes

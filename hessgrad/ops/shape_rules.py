@@ -48,7 +48,38 @@ def stand_in(a, ndim=0):
                                                                                   a.dtype)
 
 
+# The result dtype of (forward, stand-ins' dtypes and ranks, params): under numpy 2's
+# promotion (NEP 50) it does not depend on values, except a Python int's (uint8 + 300).
+_DTYPES = {}
+_DTYPES_CAP = 4096
+_CACHE_DTYPES = int(np.__version__.split(".")[0]) >= 2
+
+
+def _stand_in_key(a):
+    if isinstance(a, np.ndarray):
+        return a.dtype.str, a.ndim
+    if type(a) is int:
+        return int, a
+    return type(a)
+
+
 def _dtype(forward, stand_ins, params, operands):
+    if not _CACHE_DTYPES:
+        return _computed_dtype(forward, stand_ins, params, operands)
+    try:
+        key = (forward, tuple(map(_stand_in_key, stand_ins)), tuple(params.items()))
+        hash(key)
+    except TypeError:  # unhashable params (arrays, lists)
+        return _computed_dtype(forward, stand_ins, params, operands)
+    dtype = _DTYPES.get(key)
+    if dtype is None:
+        if len(_DTYPES) >= _DTYPES_CAP:
+            _DTYPES.clear()
+        dtype = _DTYPES[key] = _computed_dtype(forward, stand_ins, params, operands)
+    return dtype
+
+
+def _computed_dtype(forward, stand_ins, params, operands):
     try:
         with np.errstate(all="ignore"):
             out = forward(*stand_ins, **params)
