@@ -6,6 +6,7 @@ They are the duck-typed operators that ``solvers`` and ``scipy.sparse.linalg`` a
 import numpy as np
 
 from .engine.tensor import Tensor
+from .kernels import tuning
 from .second_order import make_hvp
 from .transforms import jvp, vjp
 
@@ -52,9 +53,22 @@ class HessianOperator:
         V = _matrix(self, V, "HessianOperator.matmat")
         if not V.shape[1]:
             return np.zeros((self.shape[0], 0), self.dtype)
+        if V.shape[1] == 1:
+            return self.matvec(V[:, 0]).reshape(-1, 1)
         self.nmatvec += V.shape[1]
         out = np.asarray(self._hvp.batched(V.T.reshape((V.shape[1],) + self.x.shape)))
         return out.reshape(V.shape[1], -1).T
+
+    def info(self):
+        """What the products at this point run: ``{"compiled": bool, "block_size": int,
+        "batched_programs": int}`` -- whether the HVP runs a compiled program, the batch size
+        ``matmat`` runs its columns in (in blocks of that many, whatever the number of
+        columns) and how many batched programs were compiled for this ``f`` so far (at most
+        one per batch flags: not one per number of columns)."""
+        linear = self._hvp.linear
+        compiled = linear is not None and hasattr(linear, "batched_programs")
+        return {"compiled": compiled, "block_size": tuning.MATMAT_BLOCK,
+                "batched_programs": linear.batched_programs if compiled else 0}
 
     def __matmul__(self, other):
         other = np.asarray(other)
