@@ -18,7 +18,9 @@ the batched program uses matrix-matrix products, and nothing is compiled per new
 """
 
 import collections
+import functools
 import time
+import weakref
 
 import numpy as np
 
@@ -54,8 +56,11 @@ class Blocks:
         self._failed = False
         self._block_runs = self._single_runs = 0
         self._skipped = 0  # calls that ran one by one since a block was last timed
-        self._tiers = Tiers(self._build, len(runner.split.apply.ops)) if mode == "lazy" \
-            else None
+        # the compiler's callable holds the runner weakly: the runner holds this object,
+        # which holds the tiers (no reference cycle keeps a dropped trace's arrays alive)
+        self._tiers = Tiers(functools.partial(_build, weakref.ref(runner), self.size,
+                                              self.flags),
+                            len(runner.split.apply.ops)) if mode == "lazy" else None
 
     @classmethod
     def of(cls, runner, batched, mode):
@@ -66,12 +71,7 @@ class Blocks:
         return blocks
 
     def _build(self):
-        flags = [False] * len(self.runner.split.boundary) + self.flags
-        try:
-            fn = self.runner.batched_apply(self.size, flags)
-        except Exception:  # noqa: BLE001 - LoweringFailed and the like: run one by one
-            fn = None
-        return None if fn is None else _Program(fn)
+        return _build(weakref.ref(self.runner), self.size, self.flags)
 
     def program(self, start):
         """The block program, or None (not compiled yet, or it cannot be). ``start``: compile
@@ -178,6 +178,19 @@ class Blocks:
         n = hi - lo
         return [np.asarray(v)[:n] if f else np.broadcast_to(v, (n,) + np.shape(v))
                 for v, f in zip(out, program.fn.fetch_batched)]
+
+
+def _build(runner_ref, size, flags):
+    """The block program of the split ``runner_ref()`` for batch ``flags`` (None: it cannot
+    be batched, or compiling failed: the batch then runs one by one)."""
+    runner = runner_ref()
+    if runner is None:
+        return None
+    try:
+        fn = runner.batched_apply(size, [False] * len(runner.split.boundary) + list(flags))
+    except Exception:  # noqa: BLE001 - LoweringFailed and the like: run one by one
+        fn = None
+    return None if fn is None else _Program(fn)
 
 
 def _concat(parts):
