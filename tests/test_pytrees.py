@@ -185,8 +185,21 @@ def test_scipy_objective_of_a_pytree():
     p = np.linspace(-1.0, 1.0, 11)
     for _ in range(4):  # past fold_after: the HessianOperator path
         np.testing.assert_allclose(obj.hessp(obj.x0, p), D @ p, rtol=1e-10, atol=1e-12)
-    res = minimize(obj.fun, obj.x0, jac=obj.jac, hessp=obj.hessp, method="trust-ncg")
+
+
+def test_scipy_minimize_over_a_pytree():
+    A = np.linspace(-1.0, 1.0, 30).reshape(10, 3) ** np.array([1, 2, 3])
+    y = A @ np.array([1.0, -2.0, 0.5]) + 0.3
+
+    def ridge(p):
+        return 0.5 * hnp.mean((hnp.matmul(A, p["w"]) + p["b"] - y) ** 2) + \
+            1e-6 * hnp.sum(p["w"] ** 2)
+
+    obj = hg.scipy.objective(ridge, params={"w": np.zeros(3), "b": 0.0})
+    res = minimize(obj.fun, obj.x0, jac=obj.jac, hessp=obj.hessp, method="trust-ncg",
+                   options={"gtol": 1e-10})
     assert res.success
     best = obj.unravel(res.x)
-    assert set(best) == set(PARAMS) and best["W"].shape == (3, 2)
-    assert float(mlp_loss(best)) < float(mlp_loss(PARAMS))
+    assert set(best) == {"w", "b"} and np.shape(best["b"]) == ()
+    np.testing.assert_allclose(best["w"], [1.0, -2.0, 0.5], atol=1e-4)
+    assert float(best["b"]) == pytest.approx(0.3, abs=1e-4)

@@ -28,6 +28,7 @@ from ..kernels import tuning
 from .tiers import Tiers
 
 _WINDOW = 9  # timings kept
+_MIN_SAMPLES = 3  # timings needed before they decide (else: blocks, padded past half full)
 _PROBE_EVERY = 16  # where blocks did not pay, every so many calls time one again
 
 
@@ -92,12 +93,19 @@ class Blocks:
     def single(self):
         """Seconds per single product: the least of the latest timings (a busy machine only
         ever slows a run down), or None."""
-        return min(self._singles) if self._singles else None
+        return min(self._singles) if len(self._singles) >= _MIN_SAMPLES else None
 
     @property
     def block(self):
         """Seconds per block run: the least of the latest timings, or None."""
-        return min(self._blocks) if self._blocks else None
+        return min(self._blocks) if len(self._blocks) >= _MIN_SAMPLES else None
+
+    @staticmethod
+    def note_single(runner, seconds):
+        """Count a single product of ``runner``'s per-call part (a ``matvec``) that took
+        ``seconds``, for the batches that compare blocks with single products."""
+        for blocks in runner.blocks.values():
+            blocks._singles.append(seconds)
 
     @property
     def compiled(self):
@@ -111,11 +119,7 @@ class Blocks:
         program = self.program(start=k >= 2) if k >= 2 else None
         if program is None:
             return self._each(bound, values, batched, 0, k, hot=k >= 2)
-        if self.single is None:  # measure single products first, on the first member
-            parts = [self._each(bound, values, batched, 0, 1)]
-            start = 1
-        else:
-            parts, start = [], 0
+        parts, start = [], 0
         size = self.size
         single, block = self.single, self.block
         unprofitable = block is not None and single is not None and block > size * single
