@@ -119,7 +119,8 @@ def test_grad_hessian_hvp_accept_pytrees():
     np.testing.assert_allclose(hg.ravel_pytree(g)[0], g_flat, rtol=1e-12)
     H = hg.hessian(mlp_loss)(PARAMS)
     assert H["W"]["b"].shape == (3, 2, 2)
-    np.testing.assert_allclose(H["W"]["b"].reshape(6, 2), D[0:6, 6:8], rtol=1e-10)  # sorted: W, b, c, v
+    # flat order: sorted keys W, b, c, v
+    np.testing.assert_allclose(H["W"]["b"].reshape(6, 2), D[0:6, 6:8], rtol=1e-10)
     v = unravel(np.arange(11.0))
     hv = hg.hvp(mlp_loss)(PARAMS, v)
     np.testing.assert_allclose(hg.ravel_pytree(hv)[0], D @ np.arange(11.0), rtol=1e-10)
