@@ -32,6 +32,8 @@ from .tracing.capture import clear_caches
 from .tracing.function import Function, function
 from .vmap import vmap
 from .operators import GaussNewtonOperator, HessianOperator
+from .pytree import (PyTreeDef, ravel_pytree, tree_flatten, tree_leaves, tree_map,
+                     tree_structure, tree_unflatten)
 from .sparse import SparseHessian, SparseJacobian, sparse_hessian, sparse_jacobian
 from .sparsity import hessian_sparsity, jacobian_sparsity
 

@@ -210,8 +210,9 @@ def make_hvp(f, argnums=0, mode="auto"):
     compiled; at each new point the part that does not depend on ``v`` (the forward pass and
     the gradient) runs once, and each product re-runs only the tangent part. The returned
     function has a ``batched(V)`` method taking vectors stacked along a leading axis and
-    computing all the products in one run (matrix-matrix products where the HVP has
-    matrix-vector ones). ``make_hvp(f)`` of the same ``f`` (one of the 16 most recent) reuses
+    computing the products in blocks of one compiled size, whatever their number
+    (matrix-matrix products where the HVP has matrix-vector ones; see
+    ``hessgrad.tracing.blocks``). ``make_hvp(f)`` of the same ``f`` (one of the 16 most recent) reuses
     the trace while what ``f`` reads from outside its arguments (globals, closures, random
     draws) is what it was: ``f`` runs once eagerly at each point to check that (see
     ``hessgrad.tracing.capture``); pass a ``hessgrad.function`` to skip the check. The

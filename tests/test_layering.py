@@ -16,6 +16,7 @@ RANKS = {
     "hessgrad.compiler": 3,
     "hessgrad.tracing": 4,               # hessgrad.function and the caches of traces
     "hessgrad.custom": 5, "hessgrad.vmap": 5, "hessgrad.arguments": 5,
+    "hessgrad.pytree": 5,                # tree_map, tree_flatten, ravel_pytree (engine.nest)
     "hessgrad.numpy": 6,
     "hessgrad.transforms": 7, "hessgrad.sparsity": 7,
     "hessgrad.testing": 8, "hessgrad.second_order": 8,

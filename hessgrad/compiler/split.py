@@ -73,6 +73,8 @@ class SplitRunner:
         self.apply = compile_program(split.apply)
         self._compile_batched = compile_batched
         self._batched = {}
+        self.blocks = {}  # per flags: how batches run (hessgrad.tracing.blocks), kept here
+        #                   so that every point of this split shares one block program
 
     @property
     def largest_intermediate(self):
@@ -99,6 +101,11 @@ class SplitRunner:
             boundary.append(value)
         return Bound(self, boundary)
 
+    @property
+    def batched_programs(self):
+        """How many batched programs were compiled (one per batch size and flags)."""
+        return sum(run is not None for run in list(self._batched.values()))
+
     def batched_apply(self, k, flags):
         """The per-call part compiled for a batch, or None when it cannot be batched."""
         return cached_batched(self._batched, (k, tuple(flags)), lambda: self._compile_batched(
@@ -121,12 +128,12 @@ class Bound:
         flags = [False] * len(self.boundary) + list(batched)
         run = self.runner.batched_apply(k, flags)
         if run is None:
-            return self._run_each(dynamic_values, batched, k)
+            return self.run_each(dynamic_values, batched, k)
         values = run(*self.boundary, *dynamic_values)
         return [v if f else np.broadcast_to(v, (k,) + np.shape(v))
                 for v, f in zip(values, run.fetch_batched)]
 
-    def _run_each(self, dynamic_values, batched, k):
+    def run_each(self, dynamic_values, batched, k):
         """The batch as one per-call run per member: what is left when no batched program
         can be compiled (the per-call part, unlike the whole plan, needs no setup rerun)."""
         runs = [self.run([v[j] if f else v for v, f in zip(dynamic_values, batched)])

@@ -192,6 +192,11 @@ class Tensor:
             value = self._converted("tolist()")
         return value.tolist()
 
+    def __trunc__(self):  # math.trunc: as int()
+        return self.__int__()
+
+    # Hashing stays by identity: the engine keys records by tensor (a numpy array is not
+    # hashable at all, and a value hash would change when a tensor is written in place).
     __hash__ = object.__hash__
 
     def __repr__(self):
@@ -200,7 +205,40 @@ class Tensor:
         body = np.array2string(self._value, separator=", ", prefix="hessgrad.Tensor(")
         return f"hessgrad.Tensor({body}, dtype={self._value.dtype})"
 
-    __str__ = __repr__
+    # An eager tensor prints and formats as its numpy value does (``print(loss(w))``,
+    # ``f"{loss(w):.3f}"``: a 0-d tensor as a numpy scalar, others as numpy arrays, which take
+    # no format spec); ``repr`` says it is a tensor. Printing hands out no number that could
+    # lose a derivative, so a tensor being differentiated prints too.
+    def _printed(self):
+        value = self._value
+        return value[()] if value.ndim == 0 else value
+
+    def __str__(self):
+        if self._value is None:
+            return repr(self)
+        return str(self._printed())
+
+    def __format__(self, spec):
+        if self._value is None:
+            if not spec:
+                return repr(self)
+            self._concrete(f"format(..., {spec!r})")
+        return format(self._printed(), spec)
+
+    def __reduce__(self):
+        """Pickled as its value (an eager tensor; a symbolic one has none to pickle)."""
+        value = self._concrete("pickling")
+        return _unpickle_tensor, (np.array(value), self._weak)
+
+
+def _unpickle_tensor(value, weak=False):
+    t = Tensor(value)
+    t._weak = weak
+    return t
+
+
+def _unpickle_variable(value, trainable, name):
+    return Variable(value, trainable=trainable, name=name)
 
 
 class Variable(Tensor):
@@ -229,6 +267,9 @@ class Variable(Tensor):
     @property
     def name(self):
         return self._var_name
+
+    def __reduce__(self):
+        return _unpickle_variable, (np.array(self._value), self.trainable, self._var_name)
 
     def assign(self, value):
         """Replace the value (same shape and dtype); returns the variable."""
@@ -287,7 +328,14 @@ class Written(Tensor):
     def __repr__(self):
         return repr(current(self))
 
-    __str__ = __repr__
+    def __str__(self):
+        return str(current(self))
+
+    def __format__(self, spec):
+        return format(current(self), spec)
+
+    def __reduce__(self):
+        return current(self).__reduce__()
 
 
 def _delegate(name):
@@ -303,7 +351,7 @@ def _delegate(name):
 
 
 for _name in ("shape", "dtype", "_dtype_kind", "numpy", "__array__", "__bool__", "__float__",
-              "__int__", "__index__", "__complex__", "item", "tolist", "_concrete",
+              "__int__", "__index__", "__complex__", "__trunc__", "item", "tolist", "_concrete",
               "_converted", "_refuse_if_differentiated"):
     setattr(Written, _name, _delegate(_name))
 

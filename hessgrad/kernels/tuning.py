@@ -88,3 +88,10 @@ TIER_BACKGROUND = True
 # While an uncompiled run is under way, the compiling thread holds the GIL at most about this
 # fraction of the time (it sleeps between slices), so the run is slowed at most that much.
 TIER_DUTY = 0.15
+
+# --- block products at a fixed point (tracing/blocks.py: HessianOperator.matmat) ------------
+# A batch of k Hessian-vector products at one point runs in blocks of this many members: one
+# batched program compiled for this size serves every k (a program compiled per k cost 0.4-8 s
+# at each new k). Measured (Rosenbrock n=1000, an MLP of 705 parameters): 8 columns in one
+# batched run cost 1.5-4 matvecs.
+MATMAT_BLOCK = 8

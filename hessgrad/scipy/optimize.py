@@ -8,6 +8,7 @@ from .. import numpy as _hnp
 from ..engine.nest import flatten
 from ..hessian_matrix import hessian
 from ..operators import HessianOperator
+from ..pytree import ravel_pytree
 from ..second_order import hvp
 from ..sparse import SparseHessian, SparseJacobian, sparse_hessian as _sparse_hessian
 from ..tracing.capture import CapturedTraces
@@ -31,6 +32,11 @@ class Objective:
     ``hess`` return a ``scipy.sparse.csr_matrix`` built from a few batched HVPs, for
     ``method="trust-constr"``.
 
+    ``params=`` a pytree (a dict, list, tuple or namedtuple of arrays: a model's parameters)
+    when ``f`` takes one: SciPy then works on the flat vector of all their entries
+    (:func:`hessgrad.ravel_pytree` order); ``x0`` is that vector at ``params`` and
+    ``unravel(x)`` the tree at a flat ``x`` (a result's ``res.x``).
+
     >>> import hessgrad as hg
     >>> import hessgrad.numpy as hnp
     >>> from scipy.optimize import minimize
@@ -48,7 +54,12 @@ class Objective:
     # logistic loss, about the same on Rosenbrock).
     fold_after = 2
 
-    def __init__(self, f, *, trace=True, sparse_hessian=False):
+    def __init__(self, f, *, trace=True, sparse_hessian=False, params=None):
+        self.x0 = self.unravel = None
+        if params is not None:
+            self.x0, self.unravel = ravel_pytree(params)
+            self.x0 = np.array(self.x0, dtype=np.float64)
+            f = _on_flat(f, self.unravel)
         self.f = f
         self._sparse_hess = None
         if sparse_hessian:  # hess returns scipy.sparse matrices (trust-constr accepts them)
@@ -128,6 +139,14 @@ class Objective:
         if self._sparse_hess is not None:
             return self._sparse_hess(np.asarray(x, dtype=np.float64), *args)
         return np.asarray(hessian(self.f)(np.asarray(x, dtype=np.float64), *args))
+
+
+def _on_flat(f, unravel):
+    """``f`` of a pytree as a function of the flat vector of its entries."""
+    def on_flat(x, *args, **kwargs):
+        return f(unravel(x), *args, **kwargs)
+    on_flat.__wrapped__ = f
+    return on_flat
 
 
 def _same_args(cached, args):

@@ -12,6 +12,7 @@ from ..engine.graph import Graph, Plan, dependent
 from ..engine.nest import flatten, pack_as, structure_key
 from ..engine.state import THREAD
 from ..engine.tensor import GuardFailed, Tensor, Variable, owned
+from .blocks import Blocks
 from .tiers import Tiers, compile_mode, running
 
 _ARRAY_LEAVES = (Tensor, np.ndarray, np.generic, float, complex)
@@ -94,8 +95,11 @@ class ConcreteFunction:
     ``compile_time`` are in seconds.
     """
 
+    traces = 0  # how many traces were built in this process (tests count them)
+
     def __init__(self, fn, args, kwargs, optimize=True, jit_kernels=True, compile=None):
         start = time.perf_counter()
+        ConcreteFunction.traces += 1
         leaves = flatten((args, kwargs))
         self.graph = Graph()
         self.graph.examples = {}  # traced at the call's values: branches on them are guards
@@ -368,7 +372,13 @@ class Specialized:
         self.bound = bound
 
     def __call__(self, leaves):
-        return self.concrete._pack(self.bound.run(leaves))
+        runner = self.bound.runner
+        if not runner.blocks:
+            return self.concrete._pack(self.bound.run(leaves))
+        start = time.perf_counter()  # timed for the batches: see blocks.Blocks
+        out = self.bound.run(leaves)
+        Blocks.note_single(runner, time.perf_counter() - start)
+        return self.concrete._pack(out)
 
     @property
     def largest_intermediate(self):
@@ -376,8 +386,15 @@ class Specialized:
         return self.bound.runner.largest_intermediate
 
     def run_batched(self, leaves, batched):
-        """Outputs for leaves whose flagged members carry a leading batch axis."""
-        return self.concrete._pack(self.bound.run_batched(leaves, batched))
+        """Outputs for leaves whose flagged members carry a leading batch axis: in blocks
+        of one compiled size whatever the batch size (see :mod:`.blocks`)."""
+        blocks = Blocks.of(self.bound.runner, batched, self.concrete.mode)
+        return self.concrete._pack(blocks.run(self.bound, leaves, batched))
+
+    @property
+    def batched_programs(self):
+        """How many batched programs the per-call part compiled (shared by all points)."""
+        return self.bound.runner.batched_programs
 
 
 class Function:

@@ -36,6 +36,10 @@ def _accumulator():
     return acc.jvp(y)
 
 
+def _rosen_of_dict(p):
+    return rosen(p["x"])
+
+
 CALLS = {
     "grad": lambda: hg.grad(rosen)(X),
     "grad of a dict": lambda: hg.grad(lambda p: rosen(p["x"]))({"x": X}),
@@ -44,6 +48,10 @@ CALLS = {
     "hessian": lambda: hg.hessian(rosen)(X),
     "make_hvp": lambda: hg.make_hvp(rosen)(X)(V),
     "make_hvp batched": lambda: hg.make_hvp(rosen)(X).batched(np.eye(8)),
+    "HessianOperator matmat": lambda: hg.HessianOperator(rosen, X).matmat(np.eye(8)[:, :5]),
+    "HessianOperator of a dict": lambda: hg.HessianOperator(_rosen_of_dict, {"x": X}).matmat(
+        np.eye(8)[:, :3]),
+    "ravel_pytree": lambda: hg.ravel_pytree({"x": X, "y": [V, 2.0]})[1](np.zeros(17)),
     "GradientTape": _tape_gradient,
     "ForwardAccumulator": _accumulator,
 }
