@@ -444,6 +444,8 @@ def test_svd_with_full_matrices_of_a_non_square_matrix():
     (lambda: hg.jvp(lambda a: hnp.linalg.svd(a).S, (np.ones((2, 3)),), (np.ones((2, 3)),)),
      NotImplementedError, "svd: with full_matrices=True"),
     (lambda: hnp.linalg.qr(np.ones((3, 2)), mode="raw"), ValueError, "qr: unsupported mode"),
+    (lambda: hg.grad(lambda a: hnp.sum(hnp.linalg.qr(a, mode="complete").Q))(np.ones((3, 2))),
+     NotImplementedError, r"qr: with mode='complete' and a tall a \(shape \(3, 2\)"),
     (lambda: hnp.linalg.eigh(np.eye(2), UPLO="X"), ValueError, "eigh: UPLO"),
     (lambda: hnp.linalg.pinv(np.eye(2), rcond=0.1, rtol=0.1), ValueError, "pinv: rtol"),
     (lambda: hnp.linalg.cholesky(np.array([[1.0, 2.0], [2.0, 1.0]])), np.linalg.LinAlgError,
