@@ -1,9 +1,9 @@
 """The op-by-op harness's runner: one sample through every mode, compared.
 
 Values: eager, numpy's own function (SciPy's for ``hessgrad.scipy``), ``hg.function``
-(compiled with kernels, without kernels, the plain plan; optionally with fused kernels forced on for every size), ``Graph`` with
-placeholders and ``vmap`` over two points. Derivatives, of a scalar *head* of the outputs (``sum(w1 * y + w2 * y**2)``
-over every float leaf, real and imaginary parts: quadratic, so even a linear op has a
+(compiled with kernels, without kernels, the plain plan; optionally with fused kernels forced
+on for every size), ``Graph`` with placeholders and ``vmap`` over two points. Derivatives, of a
+scalar *head* of the outputs (``sum(w1 * y + w2 * y**2)`` over every float leaf, real and imaginary parts: quadratic, so even a linear op has a
 Hessian): the gradient eagerly, on a ``GradientTape``, in a ``Graph`` (``hg.gradients``),
 compiled in each ``hg.function`` flavour and under ``vmap``; HVPs in every ``hg.hvp`` mode,
 compiled, nested tapes and graph mode; Hessians dense (with and without sparsity detection,
