@@ -51,6 +51,7 @@ SAMPLES += [
     sample(SP + "logsumexp", X, axis=-1, keepdims=True), sample(SP + "logsumexp", X3, axis=(0, 2)),
     sample(SP + "logsumexp", X, b=POS), sample(SP + "logsumexp", X, axis=0, b=SC),
     sample(SP + "logsumexp", X, b=np.array([0.5, -0.3, 1.2]), axis=1, return_sign=True),
+    sample(SP + "logsumexp", Y, b=np.array([1.0, 0.0, 2.0])),  # a zero weight drops a term
     sample(SP + "logsumexp", S0), sample(SP + "logsumexp", E, axis=1),
     sample(SP + "logsumexp", ONE),
     sample(SP + "softmax", X), sample(SP + "softmax", X, axis=0), sample(SP + "softmax", X3,
@@ -215,10 +216,14 @@ SAMPLES += [
     sample(LA + "eigh", SYM3, lower=False, reference=eigh_signs_as_numpy),
     sample(LA + "eigvalsh", SYM3), sample(LA + "eigvalsh", SYM3, subset_by_index=[1, 2]),
     sample(LA + "expm", A3 * 0.5), sample(LA + "expm", A2), sample(LA + "expm", np.array([[0.3]])),
-    sample(LA + "expm_frechet", A3 * 0.5, SYM3), sample(LA + "expm_frechet", A2, A2.T,
-                                                        compute_expm=False),
+    sample(LA + "expm_frechet", A2, SPD2), sample(LA + "expm_frechet", A2, A2.T,
+                                                  compute_expm=False),
+    sample(LA + "expm_frechet", A3 * 0.5, SYM3, hessians=False),
     sample(LA + "sqrtm", SPD3), sample(LA + "sqrtm", A2),
-    sample(LA + "logm", SPD3), sample(LA + "logm", A2),
+    # logm's derivatives are expensive (block matrices): a 1x1 runs every mode, larger ones
+    # the core
+    sample(LA + "logm", np.array([[1.7]])), sample(LA + "logm", A2, hessians=False),
+    sample(LA + "logm", SPD3, hessians=False),
     sample(LA + "solve_sylvester", A3, A2, X.T),
     sample(LA + "solve_continuous_lyapunov", HURWITZ, SPD3),
     sample(LA + "solve_banded", (1, 1), AB, V4, label="(1, 1),3x4,4"),
@@ -236,6 +241,18 @@ SAMPLES += [
     sample(LA + "block_diag", A2, TALL, S0), sample(LA + "block_diag", Y, A2),
     sample(LA + "toeplitz", Y, V4), sample(LA + "toeplitz", Y), sample(LA + "toeplitz", ONE),
     sample(LA + "circulant", V4), sample(LA + "circulant", ONE),
+]
+
+# the triangle a function does not read (LAPACK's convention) has a zero derivative: full
+# matrices where one triangle is read, and cho_factor's output (its other triangle is junk)
+SAMPLES += [
+    sample(LA + "solve_triangular", A3, Y, lower=True, label="full 3x3,3,lower=True"),
+    sample(LA + "cholesky", SPD3 + np.tril(np.ones((3, 3)), -1), label="lower junk 3x3"),
+    sample(LA + "solve", SPD3 + np.tril(np.ones((3, 3)), -1) * 0.3, Y, assume_a="pos",
+           label="lower junk 3x3,3,pos"),
+    sample(LA + "eigvalsh", SYM3 + np.triu(np.ones((3, 3)), 1), label="upper junk 3x3"),
+    sample(LA + "cho_solve", scipy.linalg.cho_factor(SPD3, lower=True), Y,
+           label="cho_factor(3x3,lower),3"),
 ]
 
 # --- signal -----------------------------------------------------------------------------------
@@ -260,8 +277,8 @@ SAMPLES += [
     sample(IN + "cumulative_trapezoid", X, dx=0.3, axis=0),
     sample(IN + "simpson", V4), sample(IN + "simpson", X, x=Y), sample(IN + "simpson", Y),
     sample(IN + "simpson", X3, dx=0.5, axis=0), sample(IN + "simpson", V4 + 2, x=T),
-    sample(IN + "odeint", lambda y, t, k: -k * y * y, V4[:2] + 2.0, T[:3], (0.8,), steps=2,
-           numpy=False, label="-k*y^2,2,t3,steps=2"),
+    sample(IN + "odeint", lambda y, t, k: -k * y * y, V4[:2] + 2.0, T[:3], (0.8,), steps=1,
+           numpy=False, label="-k*y^2,2,t3,steps=1"),
     # adaptive steps are chosen from values (eager only: traced, it asks for steps=); the
     # fixed-step sample above runs every mode
     sample(IN + "odeint", lambda y, t: -0.7 * y + 0.2 * t, Y, T, traceable=False,
