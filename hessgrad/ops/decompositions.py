@@ -595,12 +595,10 @@ def _qr_complete_vjp(g, ans, a):
         raise _qr_complete_undefined(a)
     if gr is None:
         return None
-    q, r = ans
+    # the reduced factors afresh (not Q's first columns: a second derivative would go
+    # through the complete Q)
     n = shape_of(a)[-1]
-    top = (Ellipsis, slice(None, n), slice(None))
-    return _qr_vjp((None, getitem(gr, index=top)),
-                   (getitem(q, index=(Ellipsis, slice(None), slice(None, n))),
-                    getitem(r, index=top)), a)
+    return _qr_vjp((None, getitem(gr, index=(Ellipsis, slice(None, n), slice(None)))), qr(a), a)
 
 
 def _qr_complete_jvp(t, ans, a):
