@@ -32,6 +32,9 @@ SAMPLES += [
     sample(SP + "digamma", POS), sample(SP + "digamma", FRAC), sample(SP + "psi", POS),
     sample(SP + "polygamma", 1, POS), sample(SP + "polygamma", 2, POS0),
     sample(SP + "polygamma", 3, POS),
+    # regression: an array of orders (SciPy broadcasts it) was refused
+    sample(SP + "polygamma", np.array([0, 1, 3]), POS),
+    sample(SP + "polygamma", np.array([[1], [2]]), POS0),
     sample(SP + "multigammaln", POS + 1.0, 2), sample(SP + "multigammaln", POS0 + 2.0, 3),
     sample(SP + "beta", POS, POS2), sample(SP + "beta", POS, SC), sample(SP + "beta", S0, POS0),
     sample(SP + "betaln", POS, POS2), sample(SP + "betaln", SC, POS0),
