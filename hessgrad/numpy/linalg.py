@@ -355,16 +355,16 @@ def eigvalsh(a, UPLO="L"):
 
 
 def qr(a, mode="reduced"):
-    """QR factorisation; ``mode`` 'reduced' (Q, R), 'r' (R only) or 'complete' for square and
-    wide ``a`` (where it equals 'reduced'). Derivatives for square and tall ``a``."""
+    """QR factorisation; ``mode`` 'reduced' (Q, R), 'r' (R only) or 'complete' (for square
+    and wide ``a`` it equals 'reduced'; for tall ``a`` Q's completed columns are numpy's
+    values, not unique, so a derivative through Q raises, as ``svd`` with ``full_matrices``).
+    Derivatives for square and tall ``a``."""
     a = _arr(a)
     s = _shape_of(a)
-    if mode == "complete" and len(s) >= 2 and s[-2] > s[-1]:
-        raise NotImplementedError(f"qr: mode='complete' for tall a (shape {s}) is not "
-                                  "differentiable (Q's extra columns are not unique); use "
-                                  "mode='reduced'")
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(f"qr: unsupported mode {mode!r} (use 'reduced', 'complete' or 'r')")
+    if mode == "complete" and len(s) >= 2 and s[-2] > s[-1]:
+        return QRResult(*_dec.qr_complete(a))
     q, r = _dec.qr(a)
     return r if mode == "r" else QRResult(q, r)
 

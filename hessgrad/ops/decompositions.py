@@ -30,7 +30,7 @@ import numpy as np
 from ..engine.dispatch import bind
 from ..engine.tensor import dtype_of, shape_of
 from .batching import aligned, static_shape
-from .core import reshape, unbroadcast
+from .core import getitem, reshape, unbroadcast
 from .elementwise import conjugate, divide, less, real, where
 from .families import stacked
 from .linalg import matmul
@@ -566,6 +566,49 @@ qr = stacked("qr", _qr_forward, vjp=[_qr_vjp], jvp=[_qr_jvp], multiple_results=T
                none_grads_ok=True, shape_rule=_qr_shapes)
 qr.__doc__ = """Reduced QR factorisation ``a = Q R`` (Q: (..., m, k), R: (..., k, n),
 k = min(m, n)); derivatives for m >= n and full column rank."""
+
+
+def _qr_complete_forward(a):
+    _check_matrix("qr", "a", np.shape(a), square=False)
+    q, r = np.linalg.qr(a, mode="complete")
+    return q, r
+
+
+def _qr_complete_shapes(a):
+    (q_thin, dt), (r_thin, _) = _qr_shapes(a)  # (..., m, k), (..., k, n)
+    m = q_thin[-2]
+    return [(q_thin[:-1] + (m,), dt), (r_thin[:-2] + (m, r_thin[-1]), dt)]
+
+
+def _qr_complete_undefined(a):
+    return NotImplementedError(
+        f"qr: with mode='complete' and a tall a (shape {tuple(shape_of(a))}) the completed "
+        "columns of Q are not unique, so Q has no derivative; use mode='reduced' (or R "
+        "alone: its rows below the diagonal block are zeros)")
+
+
+def _qr_complete_vjp(g, ans, a):
+    # R = [R_reduced; 0]: its gradient is the reduced factorisation's; Q's extra columns
+    # have none
+    gq, gr = g
+    if gq is not None:
+        raise _qr_complete_undefined(a)
+    if gr is None:
+        return None
+    # the reduced factors afresh (not Q's first columns: a second derivative would go
+    # through the complete Q)
+    n = shape_of(a)[-1]
+    return _qr_vjp((None, getitem(gr, index=(Ellipsis, slice(None, n), slice(None)))), qr(a), a)
+
+
+def _qr_complete_jvp(t, ans, a):
+    raise _qr_complete_undefined(a)
+
+
+# numpy's mode='complete' for a tall matrix: the values, and the gradient through R alone
+qr_complete = stacked("qr_complete", _qr_complete_forward, vjp=[_qr_complete_vjp],
+                      jvp=[_qr_complete_jvp], multiple_results=True, none_grads_ok=True,
+                      shape_rule=_qr_complete_shapes)
 
 
 # --- SVD -----------------------------------------------------------------------------------

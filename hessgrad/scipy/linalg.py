@@ -266,7 +266,7 @@ def solve_banded(l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_fi
 
 def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_finite=True):
     """QR factorisation: ``mode`` 'full' (``Q`` square), 'economic', or 'r' (returns ``(R,)``
-    as SciPy). Derivatives for square and tall ``a``."""
+    as SciPy, ``R`` of ``a``'s shape). Derivatives for square and tall ``a``."""
     if pivoting:
         raise NotImplementedError("qr: pivoting=True is not supported")
     a = _arr(a)
@@ -274,8 +274,13 @@ def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_fini
         return hnp.linalg.qr(a, mode="complete")
     if mode == "economic":
         return hnp.linalg.qr(a, mode="reduced")
-    if mode == "r":
-        return (hnp.linalg.qr(a, mode="r"),)
+    if mode == "r":  # SciPy's R is M x N (numpy's K x N, K = min(M, N)): zero rows below
+        r = hnp.linalg.qr(a, mode="r")
+        m, k = a.shape[-2], r.shape[-2]
+        if m > k:
+            r = hnp.concatenate([r, hnp.zeros(r.shape[:-2] + (m - k, r.shape[-1]),
+                                              dtype=r.dtype)], axis=-2)
+        return (r,)
     raise ValueError(f"qr: mode must be 'full', 'economic' or 'r', got {mode!r}")
 
 

@@ -297,3 +297,6 @@ def hessian_operator(f, x, args=()):
     array([ 48., 108.])
     """
     return HessianOperator(f, x, args=args).aslinearoperator()
+
+
+__all__ = ["Objective", "Constraint", "objective", "constraint", "hessian_operator"]

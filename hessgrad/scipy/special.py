@@ -93,11 +93,21 @@ psi = digamma
 
 
 def polygamma(n, x):
-    """The ``n``-th derivative of digamma (``n`` a static integer >= 0)."""
-    n = _static("polygamma", n, "n", integer=True)
-    if n < 0:
-        raise ValueError(f"hessgrad.scipy.special.polygamma: n must be >= 0, got {n}")
-    return sp.polygamma(_in(x), n=n)
+    """The ``n``-th derivative of digamma (``n`` static integers >= 0: a number, or an array
+    broadcast against ``x`` as SciPy does, one primitive per distinct order)."""
+    orders = None if isinstance(n, Tensor) else _known(n)
+    if orders is None or orders.ndim == 0:
+        n = _static("polygamma", n, "n", integer=True)
+        if n < 0:
+            raise ValueError(f"hessgrad.scipy.special.polygamma: n must be >= 0, got {n}")
+        return sp.polygamma(_in(x), n=n)
+    if np.any(orders != np.floor(orders)) or np.any(orders < 0):
+        raise ValueError(f"hessgrad.scipy.special.polygamma: n must be integers >= 0, got "
+                         f"{orders}")
+    x, out = _in(x), np.nan
+    for order in (np.unique(orders) if orders.size else [0]):
+        out = hnp.where(orders == order, sp.polygamma(x, n=int(order)), out)
+    return out
 
 
 def multigammaln(a, d):

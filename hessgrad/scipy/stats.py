@@ -445,9 +445,9 @@ bernoulli = rv_discrete(
 
 # --- multivariate distributions ---------------------------------------------------------------
 def _points(values, shape):
-    """One value per point: ``values`` reshaped to the points' ``shape`` (0-d for one)."""
-    out = hnp.reshape(values, shape)
-    return out if out.ndim else hnp.reshape(out, ())
+    """One value per point: ``values`` reshaped to the points' ``shape`` without its
+    length-1 axes (SciPy squeezes them: 0-d for one point)."""
+    return hnp.reshape(values, tuple(n for n in shape if n != 1))
 
 
 class _multivariate_normal:  # noqa: N801
@@ -457,14 +457,21 @@ class _multivariate_normal:  # noqa: N801
 
     def _prepare(self, x, mean, cov):
         x = hnp.asarray(x)
-        dim = x.shape[-1] if x.ndim else 1
+        mean = None if mean is None else hnp.asarray(mean)
+        cov = hnp.asarray(cov)
+        # SciPy's dimension: the mean's, else the covariance's; a scalar mean and covariance
+        # give 1 (a vector x: that many points in 1-d), except that points in rows (x of two
+        # or more dimensions) give theirs
+        if mean is not None and mean.ndim:
+            dim = mean.shape[-1]
+        elif cov.ndim:
+            dim = cov.shape[-1]
+        else:
+            dim = x.shape[-1] if x.ndim >= 2 else 1
         if mean is None:
             mean = hnp.zeros(dim)
-        mean = hnp.asarray(mean)
         if mean.ndim == 0:
             mean = mean * hnp.ones(dim)
-        dim = mean.shape[-1]
-        cov = hnp.asarray(cov)
         if cov.ndim == 0:
             cov = cov * hnp.eye(dim)
         elif cov.ndim == 1:

@@ -6,6 +6,7 @@ import os
 
 import hessgrad as hg
 import hessgrad.numpy as hnp
+import hessgrad.scipy as hgs
 
 from op_known_bugs import KNOWN
 
@@ -15,9 +16,19 @@ import op_samples_indexing
 import op_samples_linalg
 import op_samples_misc
 import op_samples_shapes
+import op_samples_scipy
 
 TABLES = [op_samples_elementwise, op_samples_reductions, op_samples_shapes,
-          op_samples_indexing, op_samples_linalg, op_samples_misc]
+          op_samples_indexing, op_samples_linalg, op_samples_misc, op_samples_scipy]
+
+
+def _identity(function):
+    """What makes two names aliases: the function object, or for a bound method (a
+    distribution's ``logpdf``, a new object at each lookup) its object and function."""
+    owner = getattr(function, "__self__", None)
+    if owner is None:
+        return id(function)
+    return id(owner), id(getattr(function, "__func__", function))
 
 
 def all_samples():
@@ -26,7 +37,7 @@ def all_samples():
     samples, seen, names_of = [], set(), {}
     for table in TABLES:
         for s in table.SAMPLES:
-            names = names_of.setdefault(id(s.function()), [])
+            names = names_of.setdefault(_identity(s.function()), [])
             if s.name not in names:
                 names.append(s.name)
             alias_sampled = names[0] != s.name and any(t.name == s.name for t in samples)
@@ -75,12 +86,20 @@ EXCLUDED = {
     **{name: _IN_PLACE for name in "copyto place put putmask".split()},
     "hg.cond": _CALLABLES, "hg.primitive": _CALLABLES,
     "vectorize": "returns a function, not an array: tested in tests/numpy/test_vectorize.py",
+    **{"scipy.optimize." + name: (
+        "builds SciPy callbacks or a LinearOperator around a function (no array in, no "
+        "array out to differentiate): tested with scipy.optimize in tests/test_scipy_adapters.py")
+       for name in ("objective", "constraint", "hessian_operator")},
 }
+
+SCIPY_MODULES = ("special", "stats", "linalg", "signal", "integrate", "optimize")
 
 
 def public_functions():
     """Every public function the harness must cover, by its sample name: ``hessgrad.numpy``'s
-    (and its ``linalg`` and ``fft``), and hessgrad's top-level ops (``hg.erf``)."""
+    (and its ``linalg`` and ``fft``), hessgrad's top-level ops (``hg.erf``), and the functions
+    in the ``__all__`` of each ``hessgrad.scipy`` submodule, a distribution's methods
+    (``scipy.stats.norm.logpdf``) standing for it."""
     names = set()
     for prefix, module in (("", hnp), ("linalg.", hnp.linalg), ("fft.", hnp.fft)):
         for name in dir(module):
@@ -94,4 +113,16 @@ def public_functions():
                 module.startswith(("hessgrad.engine.registry", "hessgrad.ops",
                                    "hessgrad.tf_names")):
             names.add("hg." + name)
+    for module_name in SCIPY_MODULES:
+        module = getattr(hgs, module_name)
+        for name in module.__all__:
+            value = getattr(module, name)
+            if isinstance(value, type):
+                continue  # a class (rv_continuous, Objective): its instances' methods count
+            prefix = f"scipy.{module_name}.{name}"
+            if module_name == "stats":  # a distribution: its methods (logpdf, cdf, ...)
+                names.update(f"{prefix}.{m}" for m in dir(value)
+                             if not m.startswith("_") and callable(getattr(value, m)))
+            elif callable(value):
+                names.add(prefix)
     return names

@@ -1,8 +1,11 @@
 """The sample type of the op-by-op harness: one call of one public function on fixed inputs.
 
 A :class:`Sample` names a public function by its path below ``hessgrad`` ("sum",
-"linalg.det", "fft.rfft", "hg.erf": ``hessgrad.numpy.sum``, ``hessgrad.numpy.linalg.det``,
-..., ``hessgrad.erf``) and holds its arguments. Floating-point numpy arrays among the
+"linalg.det", "fft.rfft", "hg.erf", "scipy.special.erf", "scipy.stats.norm.logpdf":
+``hessgrad.numpy.sum``, ``hessgrad.numpy.linalg.det``, ..., ``hessgrad.erf``,
+``hessgrad.scipy.special.erf``, the method ``logpdf`` of ``hessgrad.scipy.stats.norm``) and
+holds its arguments. Its reference values come from numpy's function of the same path (SciPy's
+for a ``scipy.`` path). Floating-point numpy arrays among the
 positional arguments (and in lists or tuples among them) are the *inputs*: traced in graph
 modes, batched by ``vmap`` and
 differentiated. Everything else (Python numbers, tuples, strings, keyword arguments, integer
@@ -12,6 +15,7 @@ boolean arrays are the (non-differentiable) inputs. Sample tables build samples 
 """
 
 import dataclasses
+import importlib
 
 import numpy as np
 
@@ -30,6 +34,8 @@ class Sample:
     numpy: bool = True        # compare the eager value with numpy's function of the same path
     hessians: bool = True     # False: no Hessians (dense n^2 too big for the sample)
     traceable: bool = True    # False: eager only (a Python bool or shape-dependent result)
+    reference: object = None  # the reference function, when not numpy's/SciPy's of that path
+    reference_rtol: float = None  # its tolerance, when looser than the modes' (an ODE solver)
 
     @property
     def id(self):
@@ -39,11 +45,16 @@ class Sample:
         return resolve(self.name)
 
     def numpy_twin(self):
-        """numpy's function of the same path, or None (hessgrad-only, or excluded)."""
+        """numpy's (SciPy's) function of the same path, the sample's ``reference``, or None
+        (hessgrad-only, or excluded)."""
         if not self.numpy or self.name.startswith("hg."):
             return None
-        target = np
-        for part in self.name.split("."):
+        if self.reference is not None:
+            return self.reference
+        target, path = np, self.name.split(".")
+        if path[0] == "scipy":
+            target, path = importlib.import_module(".".join(path[:2])), path[2:]
+        for part in path:
             target = getattr(target, part, None)
             if target is None:
                 return None
@@ -100,11 +111,14 @@ def _is_array(a):
 
 
 def resolve(name):
-    """The public function at ``name`` ("sum", "linalg.det", "hg.erf")."""
+    """The public function at ``name`` ("sum", "linalg.det", "hg.erf", "scipy.special.erf",
+    "scipy.stats.norm.logpdf")."""
     if name.startswith("hg."):
         return getattr(hg, name[3:])
-    target = hnp
-    for part in name.split("."):
+    target, path = hnp, name.split(".")
+    if path[0] == "scipy":
+        target, path = importlib.import_module("hessgrad." + ".".join(path[:2])), path[2:]
+    for part in path:
         target = getattr(target, part)
     return target
 
@@ -121,10 +135,10 @@ def describe(value):
 
 
 def sample(name, *args, label=None, xfail=None, derivatives=True, numpy=True, hessians=True,
-           traceable=True, **kwargs):
+           traceable=True, reference=None, reference_rtol=None, **kwargs):
     """A :class:`Sample`; its label defaults to the arguments described ("2x3,axis=-1")."""
     if label is None:
         label = ",".join([describe(a) for a in args] +
                          [f"{k}={describe(v)}" for k, v in kwargs.items()])
     return Sample(name, tuple(args), dict(kwargs), label, xfail, derivatives, numpy, hessians,
-                  traceable)
+                  traceable, reference, reference_rtol)

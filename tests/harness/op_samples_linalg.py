@@ -38,6 +38,7 @@ SAMPLES = [
                                                                    UPLO="U"),
     sample(L + "eig", A3, derivatives=False, numpy=False), sample(L + "eigvals", A3, numpy=False),
     sample(L + "qr", TALL), sample(L + "qr", A3), sample(L + "qr", A3, mode="complete"),
+    sample(L + "qr", TALL, mode="complete", derivatives=False),
     sample(L + "qr", TALL, mode="r"),
     sample(L + "svd", TALL, full_matrices=False), sample(L + "svd", TALL, compute_uv=False),
     sample(L + "svdvals", A3), sample(L + "pinv", TALL), sample(L + "pinv", A2),

@@ -404,6 +404,24 @@ def test_svd_with_full_matrices_of_a_non_square_matrix():
     check_grads(lambda a: hnp.linalg.svd(a).S, (randn(4, 2),), order=2, modes=("rev",))
 
 
+def test_qr_complete_of_a_tall_matrix():
+    # numpy's values (SciPy's default mode='full' too); R differentiates (reverse), as the
+    # reduced factorisation's R padded with zero rows; Q's completed columns raise
+    for shape in ((5, 3), (2, 4, 2)):
+        a = randn(*shape)
+        q, r = hnp.linalg.qr(a, mode="complete")
+        nq, nr = np.linalg.qr(a, mode="complete")
+        np.testing.assert_allclose(q.numpy(), nq, atol=1e-12)
+        np.testing.assert_allclose(r.numpy(), nr, atol=1e-12)
+        w = randn(*nr.shape)
+        g = hg.grad(lambda a: hnp.sum(w * hnp.linalg.qr(a, mode="complete").R))(a)
+        n = shape[-1]
+        g_reduced = hg.grad(lambda a: hnp.sum(w[..., :n, :] * hnp.linalg.qr(a).R))(a)
+        np.testing.assert_allclose(g, g_reduced, rtol=1e-12)
+    check_grads(lambda a: hnp.linalg.qr(a, mode="complete").R, (randn(4, 2),), order=2,
+                modes=("rev",))
+
+
 # errors --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("call,exc,match", [
     (lambda: hnp.dot(np.ones((2, 3)), np.ones((2, 3))), ValueError,
@@ -444,6 +462,8 @@ def test_svd_with_full_matrices_of_a_non_square_matrix():
     (lambda: hg.jvp(lambda a: hnp.linalg.svd(a).S, (np.ones((2, 3)),), (np.ones((2, 3)),)),
      NotImplementedError, "svd: with full_matrices=True"),
     (lambda: hnp.linalg.qr(np.ones((3, 2)), mode="raw"), ValueError, "qr: unsupported mode"),
+    (lambda: hg.grad(lambda a: hnp.sum(hnp.linalg.qr(a, mode="complete").Q))(np.ones((3, 2))),
+     NotImplementedError, r"qr: with mode='complete' and a tall a \(shape \(3, 2\)"),
     (lambda: hnp.linalg.eigh(np.eye(2), UPLO="X"), ValueError, "eigh: UPLO"),
     (lambda: hnp.linalg.pinv(np.eye(2), rcond=0.1, rtol=0.1), ValueError, "pinv: rtol"),
     (lambda: hnp.linalg.cholesky(np.array([[1.0, 2.0], [2.0, 1.0]])), np.linalg.LinAlgError,

@@ -11,7 +11,9 @@ from hessgrad.testing import check_grads
 
 COVERED = {"matmul", "einsum", "inv", "solve", "solve_triangular", "det", "slogdet", "pinv",
            "matrix_rank", "cholesky", "eigh", "eigvalsh", "qr", "svd", "svdvals",
-           "svd_full"}  # svd_full (numpy's default for non-square a): numpy/test_numpy_linalg
+           "svd_full", "qr_complete"}
+# svd_full (numpy's default for non-square a), qr_complete (mode='complete' for tall a):
+# numpy/test_numpy_linalg and tests/harness
 
 rng = np.random.default_rng(42)
 

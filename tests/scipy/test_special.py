@@ -282,8 +282,12 @@ def test_no_formula_raises_naming_the_argument(f, arg, mode):
 
 
 def test_static_orders():
-    with pytest.raises(ValueError, match="'n' must be a scalar"):
-        hsp.polygamma(np.array([1, 2]), 1.0)
+    # an array of orders broadcasts against x, as SciPy's (one order per element)
+    np.testing.assert_allclose(hsp.polygamma(np.array([[1], [2]]), np.array([1.0, 2.5])),
+                               sc.polygamma(np.array([[1], [2]]), np.array([1.0, 2.5])),
+                               rtol=1e-13)
+    with pytest.raises(ValueError, match="n must be integers >= 0"):
+        hsp.polygamma(np.array([1, -2]), 1.0)
     with pytest.raises(ValueError, match="integer"):
         hsp.jn(1.5, 1.0)
     with pytest.raises(ValueError, match="condition a"):
