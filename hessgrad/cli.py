@@ -464,7 +464,7 @@ class _Report:
     value when known, printed, and kept for the JSON."""
 
     def __init__(self, args, target, H, stream):
-        import solvers
+        from hessgrad import solvers
 
         self.solvers, self.args, self.target = solvers, args, target
         self.n = target.x0.size
