@@ -102,6 +102,7 @@ def test_analyze_quadratic_exact_eigenvalues(capsys, tmp_path):
     assert result["n"] == 40 and result["hvp_count"] > 0
 
 
+@pytest.mark.slow
 def test_analyze_prints_dense_reference_values_for_small_problems(capsys, tmp_path):
     path = tmp_path / "out.json"
     code, out, err = run(capsys, "analyze", "mlp", "--k", "2", "--json", str(path))
@@ -379,6 +380,7 @@ def test_bench_tiny_run(capsys, tmp_path):
     assert "x fastest" in out and "numpy (reference)" in out
 
 
+@pytest.mark.slow
 def test_analyze_with_dask_workers_matches_exact_spectrum(capsys):
     pytest.importorskip("distributed")
     code = cli.main(["analyze", "quadratic", "--n", "8", "--k", "1", "--probes", "6",
@@ -390,6 +392,7 @@ def test_analyze_with_dask_workers_matches_exact_spectrum(capsys):
                                rtol=1e-8)
 
 
+@pytest.mark.slow
 def test_analyze_with_dask_workers_and_a_module_in_the_working_directory(capsys, workdir):
     # The workers could not import clitest_user_mod (found through this process's working
     # directory only) and the error advised rewriting the function; the module file is now
