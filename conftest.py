@@ -35,9 +35,43 @@ def _doctest_numpy(doctest_namespace):
     doctest_namespace["np"] = numpy
 
 
+# The quick subset, ``python -m pytest -m "not slow"``: cases marked ``slow`` here by test id
+# and a rule on their parameters (None: every case). Whole slow files set ``pytestmark``, whole
+# slow tests carry ``@pytest.mark.slow``. Chosen from per-test durations measured on the 2-core
+# development machine.
+_SLOW_CASES = {
+    # the ill-conditioned matrix in every operator form but one: the ndarray form stays quick
+    "tests/solvers/test_solvers_lanczos.py::test_eigsh_zoo":
+        lambda p: p["name"] == "spd_ill" and p["form"] != "ndarray",
+    # 1100 copies of one eigenvalue: seed 0 stays quick
+    "tests/solvers/test_solvers_lanczos.py::test_eigsh_finds_every_copy_of_a_multiple_eigenvalue":
+        lambda p: p["seed"] != 0,
+    # the README's bench and analyze of the built-in problems (the mlp's dense reference)
+    "tests/test_cli.py::test_readme_command_runs_as_shown":
+        lambda p: p["argv"][1] == "bench" or p["argv"][1] == "analyze" and "--x0" not in p["argv"],
+    # a 10,000-op chain differentiated in graph mode (the tape's stays quick)
+    "tests/engine/test_tf_semantics.py::test_long_chain_has_no_recursion_limit":
+        lambda p: p["mode"] == "graph",
+    # eig's derivatives against JAX for real input (the complex case stays quick)
+    "tests/numpy/test_numpy_eig.py::test_derivatives_match_jax":
+        lambda p: not p["complex_input"],
+    # a docstring example that starts a local Dask cluster
+    "hessgrad/distributed/__init__.py::hessgrad.distributed.sharded": None,
+}
+
+
+@pytest.hookimpl(tryfirst=True)   # before -m deselects by marker
 def pytest_collection_modifyitems(config, items):
-    """The docstring examples that solve with IPOPT need the optional cyipopt: skipped, with
-    the reason, where it is not installed (the tests mark themselves)."""
+    """Mark the slow cases of ``_SLOW_CASES``. The docstring examples that solve with IPOPT
+    need the optional cyipopt: skipped, with the reason, where it is not installed (the tests
+    mark themselves)."""
+    for item in items:
+        base = item.nodeid.split("[", 1)[0]
+        if base not in _SLOW_CASES:
+            continue
+        rule, callspec = _SLOW_CASES[base], getattr(item, "callspec", None)
+        if rule is None or callspec is not None and rule(callspec.params):
+            item.add_marker(pytest.mark.slow)
     solving = [item for item in items if item.name == "hessgrad.ipopt.minimize"]
     if not solving:
         return

@@ -31,7 +31,7 @@ import numpy as np  # noqa: E402
 import scipy.sparse  # noqa: E402
 import scipy.sparse.linalg as sla  # noqa: E402
 
-import solvers  # noqa: E402
+from hessgrad import solvers  # noqa: E402
 
 
 class Timed(sla.LinearOperator):

@@ -20,7 +20,7 @@ from scipy.optimize import minimize
 
 import hessgrad as hg
 import hessgrad.numpy as hnp
-import solvers
+from hessgrad import solvers
 from hessgrad import problems
 
 

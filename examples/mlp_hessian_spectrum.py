@@ -18,7 +18,7 @@ import importlib.util
 import numpy as np
 
 import hessgrad as hg
-import solvers
+from hessgrad import solvers
 from hessgrad import problems
 
 

@@ -464,7 +464,7 @@ class _Report:
     value when known, printed, and kept for the JSON."""
 
     def __init__(self, args, target, H, stream):
-        import solvers
+        from hessgrad import solvers
 
         self.solvers, self.args, self.target = solvers, args, target
         self.n = target.x0.size
@@ -586,10 +586,10 @@ class _Report:
 
     def plot(self):
         self.ops.begin("spectral density for the plot")
-        density = self.solvers.spectral_density(self.ops, num_probes=20,
-                                                lanczos_steps=min(40, self.n),
+        density = self.solvers.spectral_density(self.ops, num_probes=PLOT_PROBES,
+                                                lanczos_steps=min(PLOT_LANCZOS_STEPS, self.n),
                                                 rng=_rng(self.args, "plot"))
-        _plot_density(density, self.result, self.exact, self.args.plot, self.target)
+        _plot_density(density, self.result, self.exact, self.args, self.target)
         print(f"wrote {self.args.plot}", file=sys.stderr)
 
 
@@ -734,7 +734,41 @@ def _count_contradiction(count, exact, threshold):
     return None
 
 
-def _plot_density(density, result, exact, path, target):
+PLOT_PROBES = 20           # SLQ probes of the density plotted by ``analyze --plot``
+PLOT_LANCZOS_STEPS = 40    # Lanczos steps per probe (at most n)
+
+
+def plot_spectral_density(density, path, *, exact_eigenvalues=None, title=None, log=False,
+                          sigma=None, dpi=120, figsize=(7.0, 4.0)):
+    """Save a plot of a stochastic-Lanczos-quadrature spectral density (matplotlib, Agg).
+
+    The curve is the Gaussian-broadened SLQ density; a caption under the axes states the
+    broadening ``sigma``, the number of probes and of Lanczos steps. Known eigenvalues are
+    drawn as a rug of short, thin, semi-transparent ticks at the bottom of the axes, beneath
+    the curve.
+
+    Args:
+        density: a ``hessgrad.solvers.spectral.SpectralDensity`` (from
+            ``solvers.spectral_density``).
+        path: file to write; the format follows its suffix (``.png``, ``.pdf``, ``.svg``).
+        exact_eigenvalues: eigenvalues to draw as the rug (None: no rug).
+        title: the axes' title (default "Hessian spectral density").
+        log: density on a logarithmic axis (shows small eigenvalue clusters and tails next
+            to a large peak); values below ``1e-8`` of the peak are cut off.
+        sigma: width of the Gaussian broadening (default: 1% of the span of the Ritz
+            values).
+        dpi: resolution of raster output.
+        figsize: ``(width, height)`` in inches.
+    Returns:
+        The ``sigma`` used.
+    Raises:
+        ValueError: ``dpi`` or a ``figsize`` entry is not positive, or ``sigma <= 0``.
+        OSError: ``path`` cannot be written.
+    """
+    width, height = (float(v) for v in figsize)
+    if not (dpi > 0 and width > 0 and height > 0):
+        raise ValueError(f"dpi and figsize must be positive, got dpi={dpi}, "
+                         f"figsize={figsize}")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -742,25 +776,77 @@ def _plot_density(density, result, exact, path, target):
 
     lo = float(np.min(density.nodes))
     hi = float(np.max(density.nodes))
+    if exact_eigenvalues is not None and np.size(exact_eigenvalues):
+        lo = min(lo, float(np.min(exact_eigenvalues)))
+        hi = max(hi, float(np.max(exact_eigenvalues)))
     span = max(hi - lo, 1e-12)
-    grid = np.linspace(lo - 0.05 * span, hi + 0.05 * span, 800)
-    sigma = span / 100.0
-    fig, ax = plt.subplots(figsize=(7, 4))
-    ax.plot(grid, density.density(grid, sigma), lw=1.5, label="SLQ density estimate")
-    if "eigenvalues" in exact:
-        ax.plot(exact["eigenvalues"], np.zeros_like(exact["eigenvalues"]), "|", ms=12,
-                color="k", label="exact eigenvalues")
-    ax.set_xlabel("eigenvalue")
-    ax.set_ylabel("density")
-    ax.set_title(f"Hessian spectral density: {target.label} (n={result['n']})")
-    ax.legend()
-    fig.tight_layout()
+    if sigma is None:
+        sigma = span / 100.0
+    if not sigma > 0:
+        raise ValueError(f"sigma must be positive, got {sigma}")
+    grid = np.linspace(lo - 0.05 * span - 3 * sigma, hi + 0.05 * span + 3 * sigma, 1000)
+    values = density.density(grid, sigma)
+    fig, ax = plt.subplots(figsize=(width, height))
     try:
-        fig.savefig(path, dpi=120)
-    except OSError as e:
-        raise UsageError(f"--plot: cannot write {path!r}: {e}") from None
+        ax.plot(grid, values, lw=1.5, color="C0", zorder=3, label="SLQ density estimate")
+        if log:
+            peak = float(np.max(values)) if np.max(values) > 0 else 1.0
+            ax.set_yscale("log")
+            ax.set_ylim(peak * 1e-8, peak * 3)
+        else:
+            ax.set_ylim(bottom=0)
+        if exact_eigenvalues is not None and np.size(exact_eigenvalues):
+            # x in data units, y in axes units: ticks 4% of the axes high, whatever the scale
+            ax.vlines(np.ravel(exact_eigenvalues), 0.0, 0.04, transform=ax.get_xaxis_transform(),
+                      colors="k", linewidths=0.6, alpha=0.35, zorder=2,
+                      label="exact eigenvalues")
+        ax.set_xlabel("eigenvalue")
+        ax.set_ylabel("density (log scale)" if log else "density")
+        ax.set_title(title or "Hessian spectral density")
+        ax.legend(loc="upper right", fontsize="small")
+        probes, steps = density.nodes.shape
+        caption = (f"SLQ, {probes} probes x {steps} Lanczos steps ({density.num_matvecs} "
+                   f"Hessian-vector products); Gaussian broadening sigma = {sigma:.3g}")
+        fig.text(0.5, 0.01, caption, ha="center", va="bottom", fontsize="small",
+                 color="0.3", wrap=True)
+        fig.tight_layout(rect=(0, 0.06, 1, 1))
+        fig.savefig(path, dpi=dpi)
     finally:
         plt.close(fig)
+    return sigma
+
+
+def _plot_density(density, result, exact, args, target):
+    try:
+        plot_spectral_density(
+            density, args.plot, exact_eigenvalues=exact.get("eigenvalues"),
+            title=f"Hessian spectral density: {target.label} (n={result['n']})",
+            log=args.plot_log, dpi=args.plot_dpi, figsize=args.plot_size)
+    except OSError as e:
+        raise UsageError(f"--plot: cannot write {args.plot!r}: {e}") from None
+
+
+def _figsize(text):
+    """``--plot-size WxH`` in inches, e.g. ``7x4`` or ``10x6.5``."""
+    try:
+        width, height = (float(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT in inches (e.g. 7x4), got "
+                                         f"{text!r}") from None
+    if not (width > 0 and height > 0 and width * height < 1e4):
+        raise argparse.ArgumentTypeError(f"figure size must be positive (and sane), got "
+                                         f"{text!r}")
+    return width, height
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
 
 
 # --------------------------------------------------------------------------- check
@@ -976,7 +1062,13 @@ def build_parser():
                    "3000); what is unresolved then is reported with bounds")
     a.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     a.add_argument("--plot", metavar="FILE.png", help=f"save a spectral-density plot (needs "
-                   f"matplotlib: {PLOT_HINT})")
+                   f"matplotlib: {PLOT_HINT}); the format follows the suffix (.png, .pdf, .svg)")
+    a.add_argument("--plot-log", action="store_true", help="plot the density on a log scale "
+                   "(small clusters and tails next to a large peak)")
+    a.add_argument("--plot-dpi", type=_positive_int, default=120, metavar="DPI",
+                   help="resolution of the plot (default 120)")
+    a.add_argument("--plot-size", type=_figsize, default=(7.0, 4.0), metavar="WxH",
+                   help="figure size in inches (default 7x4)")
     a.add_argument("--json", metavar="FILE", help="also write the results as JSON ('-': the "
                    "JSON alone on stdout, the table on stderr)")
     a.set_defaults(func=analyze)

@@ -1,32 +1,21 @@
-"""Matrix-free solvers and Hessian analytics that see only a matvec.
+"""Backward-compatible name for :mod:`hessgrad.solvers` (use ``from hessgrad import solvers``).
 
-Layout (one job per file):
+The Krylov methods and Hessian analytics live in ``hessgrad/solvers/``. This top-level
+package is kept so that ``import solvers``, ``from solvers import eigsh`` and
+``from solvers.spectral import SpectralDensity`` keep working: it makes ``solvers`` and each
+``solvers.<submodule>`` the *same module objects* as ``hessgrad.solvers`` and
+``hessgrad.solvers.<submodule>`` (so a monkeypatch through either name is seen by both).
 
-* ``operators``  -- normalise arrays, sparse matrices, LinearOperators, duck-typed
-  objects and callables into one counting operator;
-* ``krylov``     -- ``cg`` (with negative-curvature detection), ``steihaug``, ``minres``;
-* ``inverse``    -- ``inverse_hvp`` and ``lissa``;
-* ``lanczos``    -- ``lanczos``, thick-restart ``eigsh``, ``power_iteration``;
-* ``estimators`` -- ``hutchinson``, ``hutchpp``, ``diagonal``;
-* ``spectral``   -- stochastic Lanczos quadrature and what follows from it;
-* ``trust_region`` -- trust-region driver, ``gltr`` and the tridiagonal subproblem;
-* ``optimize``   -- ``minimize``: Newton-CG, trust-ncg, trust-lanczos;
-* ``_kernels``   -- dense inner loops (Numba, BLAS for long vectors).
+A ``solvers.py`` in the working directory shadows this package, but not ``hessgrad.solvers``:
+hessgrad itself never imports the top-level name.
 """
 
-from .estimators import diagonal, hutchinson, hutchpp
-from .inverse import inverse_hvp, lissa
-from .krylov import cg, minres, steihaug
-from .lanczos import EigshNoConvergence, eigsh, lanczos, power_iteration
-from .operators import aslinearoperator_like
-from .optimize import minimize
-from .spectral import (condition_number_estimate, negative_eigenvalue_count,
-                       spectral_density)
-from .trust_region import gltr
+import importlib
+import sys
 
-__all__ = [
-    "cg", "steihaug", "minres", "inverse_hvp", "lissa", "lanczos", "eigsh",
-    "EigshNoConvergence", "power_iteration", "hutchinson", "hutchpp", "diagonal",
-    "spectral_density", "condition_number_estimate", "negative_eigenvalue_count",
-    "aslinearoperator_like", "minimize", "gltr",
-]
+_SUBMODULES = ("_kernels", "operators", "krylov", "inverse", "lanczos", "estimators",
+               "spectral", "trust_region", "optimize")
+
+for _sub in _SUBMODULES:
+    sys.modules[f"{__name__}.{_sub}"] = importlib.import_module(f"hessgrad.solvers.{_sub}")
+sys.modules[__name__] = importlib.import_module("hessgrad.solvers")

@@ -102,6 +102,7 @@ def test_analyze_quadratic_exact_eigenvalues(capsys, tmp_path):
     assert result["n"] == 40 and result["hvp_count"] > 0
 
 
+@pytest.mark.slow
 def test_analyze_prints_dense_reference_values_for_small_problems(capsys, tmp_path):
     path = tmp_path / "out.json"
     code, out, err = run(capsys, "analyze", "mlp", "--k", "2", "--json", str(path))
@@ -287,6 +288,49 @@ def test_plot_with_matplotlib(capsys, tmp_path):
     assert path.stat().st_size > 1000
 
 
+@pytest.mark.skipif(not cli._has_matplotlib(), reason="matplotlib not installed")
+def test_plot_options_log_scale_dpi_and_size(capsys, tmp_path):
+    path = tmp_path / "density-log.png"
+    code, _, err = run(capsys, "analyze", "saddle", "--n", "10", "--k", "1", "--plot",
+                       str(path), "--plot-log", "--plot-dpi", "50", "--plot-size", "4x3")
+    assert code == 0, err
+    with open(path, "rb") as f:           # PNG header: width and height in pixels
+        header = f.read(24)
+    assert header[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (int.from_bytes(header[16:20], "big"), int.from_bytes(header[20:24], "big")) \
+        == (200, 150)
+
+
+@pytest.mark.skipif(not cli._has_matplotlib(), reason="matplotlib not installed")
+def test_plot_spectral_density_function(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from hessgrad import solvers
+
+    lam = np.concatenate([np.linspace(1.0, 2.0, 30), [50.0]])
+    density = solvers.spectral_density(np.diag(lam), num_probes=4, lanczos_steps=12, rng=0)
+    for log in (False, True):
+        path = tmp_path / f"d{int(log)}.svg"
+        with matplotlib.rc_context({"svg.fonttype": "none"}):   # text as text
+            sigma = cli.plot_spectral_density(density, path, exact_eigenvalues=lam, log=log,
+                                              dpi=60, figsize=(5, 3))
+        text = path.read_text()
+        assert sigma == pytest.approx((50.0 - 1.0) / 100, rel=0.05)
+        assert "4 probes x 12 Lanczos steps" in text and "sigma" in text
+    with pytest.raises(ValueError, match="positive"):
+        cli.plot_spectral_density(density, tmp_path / "x.png", dpi=0)
+
+
+@pytest.mark.parametrize("flag, value", [("--plot-dpi", "0"), ("--plot-size", "7by4"),
+                                         ("--plot-size", "0x4")])
+def test_plot_option_errors(capsys, flag, value):
+    code, _, err = run(capsys, "analyze", "quadratic", "--n", "5", "--plot", "x.png", flag,
+                       value)
+    assert code == 2
+    assert flag in err
+
+
 def test_check_passes_and_fails(capsys, workdir):
     code, out, _ = run(capsys, "check", "clitest_user_mod:loss", "--x0", "x.npy")
     assert code == 0
@@ -336,6 +380,7 @@ def test_bench_tiny_run(capsys, tmp_path):
     assert "x fastest" in out and "numpy (reference)" in out
 
 
+@pytest.mark.slow
 def test_analyze_with_dask_workers_matches_exact_spectrum(capsys):
     pytest.importorskip("distributed")
     code = cli.main(["analyze", "quadratic", "--n", "8", "--k", "1", "--probes", "6",
@@ -347,6 +392,7 @@ def test_analyze_with_dask_workers_matches_exact_spectrum(capsys):
                                rtol=1e-8)
 
 
+@pytest.mark.slow
 def test_analyze_with_dask_workers_and_a_module_in_the_working_directory(capsys, workdir):
     # The workers could not import clitest_user_mod (found through this process's working
     # directory only) and the error advised rewriting the function; the module file is now

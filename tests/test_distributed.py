@@ -14,6 +14,9 @@ import scipy.optimize
 
 distributed = pytest.importorskip("distributed")
 
+# Local Dask clusters (worker processes started and killed): left out of the quick subset.
+pytestmark = pytest.mark.slow
+
 import hessgrad as hg  # noqa: E402
 import hessgrad.distributed as hgd  # noqa: E402
 import hessgrad.numpy as hnp  # noqa: E402

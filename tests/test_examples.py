@@ -49,6 +49,7 @@ def test_mlp_hessian_spectrum(capsys, tmp_path):
         assert r[stage]["top"][0] >= r[stage]["bottom"][0]
 
 
+@pytest.mark.slow
 def test_influence_functions(capsys):
     r = load("influence_functions").main(d=4, m=60, top=3)
     assert "most influential" in capsys.readouterr().out
@@ -76,6 +77,7 @@ def test_readme_quick_start(capsys):
     assert namespace["H"].shape == (20, 20) and namespace["top"].shape == (3,)
 
 
+@pytest.mark.slow
 def test_optimal_control_ipopt(capsys, tmp_path):
     from hessgrad import ipopt
     if not ipopt.available():

@@ -1,6 +1,8 @@
 """The layer diagram of DESIGN.md stays true: imports (module level or inside functions) only
-point down. ``solvers`` may use hessgrad's public API inside functions, to differentiate a
-user's f when no derivative was passed; nothing below the front ends imports ``solvers``."""
+point down. ``hessgrad.solvers`` may use hessgrad's public API inside functions, to
+differentiate a user's f when no derivative was passed; nothing below the front ends imports
+it. The top-level ``solvers`` package is only a backward-compatible alias of
+``hessgrad.solvers``, and hessgrad never imports it (a user's ``solvers.py`` would shadow it)."""
 
 import ast
 import pathlib
@@ -25,7 +27,8 @@ RANKS = {
     "hessgrad.scipy": 11, "hessgrad.problems": 11, "hessgrad.ipopt": 11,
     "hessgrad.problems_constrained": 11,
     "hessgrad": 12,                      # the package's public API (its __init__)
-    "solvers": 13,
+    "hessgrad.solvers": 13,
+    "solvers": 13,                       # the backward-compatible alias of hessgrad.solvers
     "hessgrad.distributed": 14, "hessgrad.cli": 14, "hessgrad.bench": 14,
     "hessgrad.__main__": 14,
 }
@@ -74,11 +77,31 @@ def test_imports_point_down():
     upward = []
     for module, target, line in imports():
         src, dst = layer_of(module), layer_of(target)
-        if src == "solvers" and dst == "hessgrad":
+        if src == "hessgrad.solvers" and dst == "hessgrad":
             continue  # solvers differentiate a user's f through the public API (lazily)
         if RANKS[dst] > RANKS[src]:
             upward.append(f"{module}:{line} imports {target} ({src} -> {dst})")
     assert not upward, "upward imports:\n" + "\n".join(upward)
+
+
+def test_hessgrad_never_imports_the_top_level_solvers():
+    """``import solvers`` finds a user's ``solvers.py`` first when one is in the working
+    directory; hessgrad reaches its solvers only as ``hessgrad.solvers``."""
+    found = [f"{module}:{line} imports {target}" for module, target, line in imports()
+             if module.startswith("hessgrad") and layer_of(target) == "solvers"]
+    assert not found, "\n".join(found)
+
+
+def test_top_level_solvers_is_an_alias_of_hessgrad_solvers():
+    import hessgrad.solvers
+    import hessgrad.solvers.spectral
+    import solvers
+    import solvers.spectral
+    from solvers.estimators import TraceEstimate
+
+    assert solvers is hessgrad.solvers
+    assert solvers.spectral is hessgrad.solvers.spectral
+    assert TraceEstimate is hessgrad.solvers.estimators.TraceEstimate
 
 
 def test_engine_knows_no_ops():

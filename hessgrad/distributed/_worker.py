@@ -171,7 +171,7 @@ def quadratic_forms(spec, shard, x, seeds, k, distribution, data):
 def lanczos_quadrature(spec, shard, x, V0, steps, data):
     """Gauss quadrature nodes and weights (stochastic Lanczos quadrature), one row per start
     vector (rows of ``V0``), against this worker's replica of the whole operator."""
-    import solvers  # noqa: PLC0415 - this module sits beside the CLI, above solvers
+    from hessgrad import solvers  # noqa: PLC0415 - this module sits beside the CLI, above solvers
 
     apply = linearization(spec, shard, x, data)
     n = x.size

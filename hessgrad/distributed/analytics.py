@@ -36,7 +36,7 @@ def hutchinson(op, num_matvecs, *, distribution="rademacher", rng=None, progress
     Raises:
         ValueError: ``num_matvecs < 1`` or an unknown distribution.
     """
-    from solvers.estimators import TraceEstimate  # noqa: PLC0415 - beside the CLI
+    from hessgrad.solvers.estimators import TraceEstimate  # noqa: PLC0415 - beside the CLI
 
     if not isinstance(num_matvecs, numbers.Integral) or num_matvecs < 1:
         raise ValueError(f"hutchinson: num_matvecs must be an int >= 1, got {num_matvecs!r}")
@@ -84,7 +84,7 @@ def spectral_density(op, *, num_probes=10, lanczos_steps=30, rng=None, progress=
     Raises:
         ValueError: the counts are not positive ints.
     """
-    from solvers.spectral import SpectralDensity  # noqa: PLC0415 - beside the CLI
+    from hessgrad.solvers.spectral import SpectralDensity  # noqa: PLC0415 - beside the CLI
 
     for name, val in (("num_probes", num_probes), ("lanczos_steps", lanczos_steps)):
         if not isinstance(val, numbers.Integral) or val < 1:

@@ -247,7 +247,7 @@ class ShardedObjective:
 
     def hutchpp(self, x, num_matvecs, *, distribution="rademacher", rng=None):
         """``tr H(x)`` by Hutch++ (``solvers.hutchpp`` on the distributed matmat)."""
-        import solvers  # noqa: PLC0415 - hessgrad.distributed sits beside the CLI
+        from hessgrad import solvers  # noqa: PLC0415 - hessgrad.distributed sits beside the CLI
 
         return solvers.hutchpp(self._operator_at(x), num_matvecs, distribution=distribution,
                                rng=rng)

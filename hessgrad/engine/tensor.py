@@ -471,6 +471,7 @@ def _refuse(error):
 
 
 def is_tensor(x):
+    """True when ``x`` is a hessgrad ``Tensor`` (eager, symbolic or a ``Variable``)."""
     return isinstance(x, Tensor)
 
 

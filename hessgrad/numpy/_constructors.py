@@ -302,6 +302,24 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     return _cast(out, dtype)
 
 
+
+# Docstrings of the functions above that mirror numpy's one-for-one.
+_DOCS = {
+    'ascontiguousarray': "numpy's ``ascontiguousarray``: ``a`` as an array (``asarray``); differentiable, the identity.",
+    'zeros': "numpy's ``zeros``: a constant array of zeros.",
+    'ones': "numpy's ``ones``: a constant array of ones.",
+    'zeros_like': "numpy's ``zeros_like``: zeros with the shape and dtype of ``a`` (a constant: no gradient flows to ``a``).",
+    'ones_like': "numpy's ``ones_like``: ones with the shape and dtype of ``a`` (a constant: no gradient flows to ``a``).",
+    'empty_like': "numpy's ``empty_like``: an array with the shape and dtype of ``prototype`` (a constant; as numpy's, its values are unspecified).",
+    'eye': "numpy's ``eye``: a constant 2-d array with ones on diagonal ``k``.",
+    'identity': "numpy's ``identity``: the constant ``n`` by ``n`` identity matrix.",
+    'tri': "numpy's ``tri``: a constant array with ones at and below diagonal ``k``.",
+}
+for _name, _doc in _DOCS.items():
+    globals()[_name].__doc__ = _doc
+del _DOCS, _name, _doc
+
+
 __all__ = ["array", "asarray", "asanyarray", "astype", "ascontiguousarray", "copy", "zeros", "ones",
            "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like", "eye",
            "identity", "tri", "arange", "linspace", "logspace", "geomspace"]

@@ -617,6 +617,62 @@ def argwhere(a):
     return _np.argwhere(_concrete(a, "argwhere()"))
 
 
+
+# Docstrings of the functions above that mirror numpy's one-for-one.
+_DOCS = {
+    'ndim': "numpy's ``ndim``: the number of axes (a shape query, nothing to differentiate).",
+    'size': "numpy's ``size``: the number of elements, or the length of ``axis`` (a shape query).",
+    'ravel': "numpy's ``ravel``: the elements as a 1-d array (``order`` as numpy's), differentiable.",
+    'transpose': "numpy's ``transpose``: the axes reversed or permuted by ``axes``, differentiable.",
+    'permute_dims': "The array API's ``permute_dims``: ``transpose`` with ``axes``.",
+    'swapaxes': "numpy's ``swapaxes``: axes ``axis1`` and ``axis2`` interchanged, differentiable.",
+    'moveaxis': "numpy's ``moveaxis``: axes moved from ``source`` to ``destination``, differentiable.",
+    'expand_dims': "numpy's ``expand_dims``: length-1 axes inserted at ``axis``, differentiable.",
+    'squeeze': "numpy's ``squeeze``: length-1 axes removed (all, or those in ``axis``), differentiable.",
+    'broadcast_to': "numpy's ``broadcast_to``: ``array`` broadcast to ``shape``; the gradient sums over the broadcast axes.",
+    'broadcast_arrays': "numpy's ``broadcast_arrays``: the arguments broadcast against each other, differentiable.",
+    'broadcast_shapes': "numpy's ``broadcast_shapes``: the shape the given shapes broadcast to (shapes only).",
+    'atleast_1d': "numpy's ``atleast_1d``: each argument viewed with at least one axis, differentiable.",
+    'atleast_2d': "numpy's ``atleast_2d``: each argument viewed with at least two axes, differentiable.",
+    'atleast_3d': "numpy's ``atleast_3d``: each argument viewed with at least three axes, differentiable.",
+    'hstack': "numpy's ``hstack``: arrays joined along their second axis (the first for 1-d), differentiable.",
+    'vstack': "numpy's ``vstack``: arrays joined along the first axis (1-d ones as rows), differentiable.",
+    'dstack': "numpy's ``dstack``: arrays joined along the third axis, differentiable.",
+    'column_stack': "numpy's ``column_stack``: 1-d arrays as columns of a 2-d array, differentiable.",
+    'split': "numpy's ``split``: equal sections or pieces at the given indices along ``axis``, differentiable.",
+    'array_split': "numpy's ``array_split``: as ``split``, sections may differ in length, differentiable.",
+    'hsplit': "numpy's ``hsplit``: ``split`` along the second axis (the first for 1-d), differentiable.",
+    'vsplit': "numpy's ``vsplit``: ``split`` along the first axis, differentiable.",
+    'dsplit': "numpy's ``dsplit``: ``split`` along the third axis, differentiable.",
+    'tile': "numpy's ``tile``: ``A`` repeated ``reps`` times; the gradient sums the copies.",
+    'repeat': "numpy's ``repeat``: each element repeated ``repeats`` times, differentiable.",
+    'roll': "numpy's ``roll``: elements shifted cyclically along ``axis``, differentiable.",
+    'flip': "numpy's ``flip``: the order of elements reversed along ``axis``, differentiable.",
+    'fliplr': "numpy's ``fliplr``: columns in reverse order (axis 1), differentiable.",
+    'flipud': "numpy's ``flipud``: rows in reverse order (axis 0), differentiable.",
+    'rot90': "numpy's ``rot90``: rotation by ``k`` quarter turns in the plane of ``axes``, differentiable.",
+    'diag': "numpy's ``diag``: the ``k``-th diagonal of a 2-d array, or a 2-d array with a 1-d ``v`` on it, differentiable.",
+    'diagflat': "numpy's ``diagflat``: a 2-d array with the flattened ``v`` on its ``k``-th diagonal, differentiable.",
+    'diagonal': "numpy's ``diagonal``: the diagonal at ``offset`` in the plane of ``axis1``, ``axis2``, differentiable.",
+    'trace': "numpy's ``trace``: the sum along a diagonal, differentiable (``out=`` as numpy's).",
+    'triu': "numpy's ``triu``: the upper triangle from diagonal ``k`` on, the rest zero, differentiable.",
+    'tril': "numpy's ``tril``: the lower triangle up to diagonal ``k``, the rest zero, differentiable.",
+    'take': "numpy's ``take``: elements at ``indices`` (along ``axis``); the gradient scatter-adds back.",
+    'take_along_axis': "numpy's ``take_along_axis``: elements picked by an index array along ``axis``, differentiable.",
+    'select': "numpy's ``select``: per element, the choice of the first true condition, else ``default``; differentiable in the choices.",
+    'choose': "numpy's ``choose``: per element, ``choices[a]``; differentiable in the choices.",
+    'diff': "numpy's ``diff``: the ``n``-th forward difference along ``axis``, differentiable.",
+    'meshgrid': "numpy's ``meshgrid``: coordinate arrays from 1-d coordinate vectors, differentiable.",
+    'vander': "numpy's ``vander``: the Vandermonde matrix of ``x`` (powers of ``x`` as columns), differentiable.",
+    'append': "numpy's ``append``: ``values`` joined to the end of ``arr`` (flattened without ``axis``), differentiable.",
+    'flatnonzero': "numpy's ``flatnonzero``: indices of the nonzero elements of the flattened array (needs concrete values; integer result).",
+    'argwhere': "numpy's ``argwhere``: indices of the nonzero elements, one row each (needs concrete values; integer result).",
+}
+for _name, _doc in _DOCS.items():
+    globals()[_name].__doc__ = _doc
+del _DOCS, _name, _doc
+
+
 # numpy's out=: the result written into the array given, in place (see ._out)
 for _name, _position, _casting in (
     ("concatenate", 2, "same_kind"),

@@ -590,10 +590,12 @@ def cross(x1, x2, /, *, axis=-1):
 
 
 def tensordot(x1, x2, /, *, axes=2):
+    """``numpy.linalg.tensordot``: the array API's ``tensordot`` (keyword-only ``axes``), differentiable."""
     return _la.tensordot(_arr(x1), _arr(x2), axes=axes)
 
 
 def matmul(x1, x2, /):
+    """``numpy.linalg.matmul``: the array API's ``matmul`` (no broadcasting of 1-d operands beyond numpy's), differentiable."""
     return _la.matmul(_arr(x1), _arr(x2))
 
 

@@ -409,3 +409,14 @@ def strong(x):
     ``np.asarray`` makes of a Python scalar (a float64 or complex128 array), for the functions
     that call it on their non-tensor arguments."""
     return identity(x) if isinstance(x, Tensor) and x._weak else x
+
+
+# Docstrings of the primitives hessgrad exports at its top level.
+_DOCS = {
+    'identity': '``x`` itself as a new tensor; its gradient passes through unchanged.',
+    'zeros_like': 'Zeros with the shape and dtype of ``x`` (a constant: no gradient flows to ``x``).',
+    'ones_like': 'Ones with the shape and dtype of ``x`` (a constant: no gradient flows to ``x``).',
+}
+for _name, _doc in _DOCS.items():
+    globals()[_name].__doc__ = _doc
+del _DOCS, _name, _doc

@@ -622,3 +622,39 @@ __all__ = [
     "logical_or", "logical_not", "logical_xor", "isfinite", "isnan", "isinf", "signbit",
     "broadcast_to",
 ]
+
+
+# Docstrings of the primitives hessgrad exports at its top level (hg.add, hg.sin, ...).
+_DOCS = {
+    'add': '``x + y`` elementwise, with numpy broadcasting.',
+    'subtract': '``x - y`` elementwise, with numpy broadcasting.',
+    'multiply': '``x * y`` elementwise, with numpy broadcasting.',
+    'divide': '``x / y`` elementwise (true division), with numpy broadcasting.',
+    'negative': '``-x`` elementwise.',
+    'power': '``x ** y`` elementwise, with numpy broadcasting (differentiable in both).',
+    'square': '``x * x`` elementwise.',
+    'exp': '``e ** x`` elementwise.',
+    'expm1': '``exp(x) - 1`` elementwise, accurate for small ``x``.',
+    'log': 'Natural logarithm, elementwise.',
+    'log1p': '``log(1 + x)`` elementwise, accurate for small ``x``.',
+    'sqrt': 'Square root, elementwise.',
+    'sigmoid': 'The logistic function ``1 / (1 + exp(-x))``, elementwise (stable for large ``|x|``).',
+    'logaddexp': '``log(exp(x) + exp(y))`` elementwise without overflow, with numpy broadcasting.',
+    'sin': 'Sine, elementwise.',
+    'cos': 'Cosine, elementwise.',
+    'tanh': 'Hyperbolic tangent, elementwise.',
+    'absolute': '``|x|`` elementwise (``hessgrad.abs``); its derivative is -1 below 0, +1 from 0 on.',
+    'sign': 'The sign of ``x`` (-1, 0 or 1) elementwise; piecewise constant, its derivative is 0.',
+    'maximum': 'The larger of ``x`` and ``y`` elementwise; at ties the gradient is split evenly (docs/kinks.md).',
+    'minimum': 'The smaller of ``x`` and ``y`` elementwise; at ties the gradient is split evenly (docs/kinks.md).',
+    'equal': '``x == y`` elementwise (a boolean result, not differentiated).',
+    'not_equal': '``x != y`` elementwise (a boolean result, not differentiated).',
+    'less': '``x < y`` elementwise (a boolean result, not differentiated).',
+    'less_equal': '``x <= y`` elementwise (a boolean result, not differentiated).',
+    'greater': '``x > y`` elementwise (a boolean result, not differentiated).',
+    'greater_equal': '``x >= y`` elementwise (a boolean result, not differentiated).',
+    'where': '``x`` where ``condition`` holds, else ``y``, elementwise with broadcasting; the gradient flows to the branch taken.',
+}
+for _name, _doc in _DOCS.items():
+    globals()[_name].__doc__ = _doc
+del _DOCS, _name, _doc

@@ -246,6 +246,7 @@ def moveaxis(a, source, destination):
 
 
 def expand_dims(x, axis):
+    """Insert length-1 axes at ``axis`` (an int or a tuple), as ``numpy.expand_dims``."""
     shape = list(_shape(x, "expand_dims"))
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
     ndim = len(shape) + len(axes)
@@ -255,6 +256,7 @@ def expand_dims(x, axis):
 
 
 def squeeze(x, axis=None):
+    """Remove length-1 axes (all of them, or those in ``axis``), as ``numpy.squeeze``."""
     shape = _shape(x, "squeeze")
     if axis is None:
         axes = {i for i, d in enumerate(shape) if d == 1}
@@ -783,3 +785,12 @@ def insert(arr, obj, values, axis=None):
                        np.arange(shape[ax], shape[ax] + m))
     both = join([arr, values], ax, "insert")
     return getitem(both, index=index_along(ax, len(shape), order))
+
+
+# Docstring of the primitive hessgrad exports at its top level.
+_DOCS = {
+    'concatenate': 'Arrays joined along an existing ``axis`` (default 0), as ``numpy.concatenate``.',
+}
+for _name, _doc in _DOCS.items():
+    globals()[_name].__doc__ = _doc
+del _DOCS, _name, _doc

@@ -10,6 +10,10 @@ from op_modes import check
 
 def _param(s):
     marks = [pytest.mark.xfail(strict=True, reason=s.xfail)] if s.xfail else []
+    if s.id not in op_catalog.EVERY_MODE:
+        # A function's further samples (core modes only) are left out of the quick subset,
+        # ``-m "not slow"``: it checks every function's first sample, in every mode.
+        marks.append(pytest.mark.slow)
     return pytest.param(s, id=s.id, marks=marks)
 
 

@@ -26,6 +26,7 @@ def test_compiled_program_agrees_with_eager(seed):
     assert not problems, f"seed {seed}:\n{program.source}\n" + "\n".join(problems)
 
 
+@pytest.mark.slow
 def test_a_reproducer_is_a_standalone_script(tmp_path):
     """The script written for a failure runs on its own and reports the program's result."""
     import os

@@ -88,6 +88,7 @@ def test_intersect1d_reads_values_from_ar1():
     np.testing.assert_array_equal(g[1], [0.0, 0.0])
 
 
+@pytest.mark.slow
 def test_set_values_are_differentiable_like_jax():
     # jax.numpy's set functions are differentiable on their traceable path (size=...): each
     # value takes the gradient of its first occurrence. (Without size= JAX computes them from

@@ -99,6 +99,7 @@ def test_hessgrad_function_equals_eager(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
+@pytest.mark.slow
 def test_trust_exact_solves_it(name):
     o = OURS[name]
     obj = hs.objective(o.fn)

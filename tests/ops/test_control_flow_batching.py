@@ -251,6 +251,7 @@ def test_read_of_an_inactive_member_is_never_out_of_range():
 
 
 # --- against JAX ------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_against_jax_vmap_of_control_flow():
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)

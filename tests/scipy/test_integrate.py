@@ -99,6 +99,7 @@ def test_odeint_adaptive_in_transforms_that_fall_back_to_eager():
     np.testing.assert_allclose(obj.jac(p), hg.grad(loss)(p), rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_odeint_graph_mode_needs_fixed_steps():
     t = np.array([0.0, 0.5, 1.0])
 

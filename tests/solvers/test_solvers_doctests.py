@@ -11,6 +11,7 @@ MODULES = ["operators", "krylov", "inverse", "lanczos", "estimators", "spectral"
 
 @pytest.mark.parametrize("name", MODULES)
 def test_doctests(name):
-    module = importlib.import_module("solvers" if name == "__init__" else f"solvers.{name}")
+    module = importlib.import_module("hessgrad.solvers" if name == "__init__"
+                                     else f"hessgrad.solvers.{name}")
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0

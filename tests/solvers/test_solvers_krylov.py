@@ -84,8 +84,9 @@ def spd_with_condition(n, cond):
     return with_spectrum(np.geomspace(1.0, cond, n), seed=n)
 
 
-@pytest.mark.parametrize("n, cond", [(n, c) for n in (50, 200, 500, 1000, 2000)
-                                     for c in (10.0, 1e3, 1e6) if n * c < 2e9])
+@pytest.mark.parametrize("n, cond", [
+    pytest.param(n, c, marks=[pytest.mark.slow] if n >= 1000 else [])  # dense n >= 1000: slow
+    for n in (50, 200, 500, 1000, 2000) for c in (10.0, 1e3, 1e6) if n * c < 2e9])
 @pytest.mark.parametrize("rtol", [1e-3, 1e-6])
 def test_cg_minres_matvecs_never_exceed_scipy(n, cond, rtol):
     A = spd_with_condition(n, cond)

@@ -422,6 +422,7 @@ def test_eigsh_warns_when_the_check_is_cut_short():
     np.testing.assert_allclose(w, full.eigenvalues)
 
 
+@pytest.mark.slow
 def test_eigsh_default_basis_grows_where_restarts_stall():
     # The bottom of a log-spaced spectrum: relative gaps 3e-5 of the width. With a fixed
     # basis of 20 this took 2586 products at n = 200 (ARPACK 2681); past n products the

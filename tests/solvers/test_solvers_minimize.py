@@ -56,6 +56,7 @@ def scipy_run(method, f, x0, args=(), gtol=1e-6):
 
 # ------------------------------------------------------------------ convergence
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.slow
 def test_rosenbrock_1000_standard_start(method):
     res = minimize(rosen_hg, rosen_start(1000), method=method, gtol=1e-6)
     assert res.success, res.message
@@ -88,6 +89,7 @@ def test_ill_conditioned_logistic_regression(method):
     assert res.nit <= 2 * twin.nit + 10, (res.nit, twin.nit)
 
 
+@pytest.mark.slow
 def test_newton_cg_no_more_work_than_scipy_on_rosenbrock_1000():
     # Deterministic counts with analytic callbacks (the same for both). SciPy's default
     # stopping rule (step 1-norm <= n * 1e-5) ends with ||g|| ~ 0.2 here; ours runs on

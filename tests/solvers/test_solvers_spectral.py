@@ -110,6 +110,7 @@ def test_negative_eigenvalue_count_interval_covers_the_bias():
 
 
 @pytest.mark.parametrize("name", ["gap", "crowded"])
+@pytest.mark.slow
 def test_negative_eigenvalue_count_coverage(name):
     # Empirical coverage over many seeds of the level-0.9 interval on small matrices with
     # known spectra. The interval includes the quadrature's bias bound, so it covers more
@@ -129,6 +130,7 @@ def test_negative_eigenvalue_count_coverage(name):
     assert hits >= 160, hits
 
 
+@pytest.mark.slow
 def test_trace_estimate_coverage():
     # SLQ's tr log(A) (a smooth f: quadrature bias negligible at 12 steps): the probes'
     # t-interval at level 0.9 covers the truth in about 90% of 300 seeds.

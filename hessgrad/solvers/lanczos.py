@@ -2,7 +2,7 @@
 
 All three see only a matvec.  The Lanczos basis is kept in a Fortran-ordered
 float64 array so that full reorthogonalisation (two passes of classical
-Gram-Schmidt, :func:`solvers._kernels.cgs2`) streams over contiguous columns.
+Gram-Schmidt, :func:`hessgrad.solvers._kernels.cgs2`) streams over contiguous columns.
 """
 
 import math

@@ -432,7 +432,7 @@ def minimize(fun, x0, method="newton-cg", jac=None, hessp=None, hess=None, args=
 
     >>> import numpy as np
     >>> import hessgrad.numpy as hnp
-    >>> from solvers import minimize
+    >>> from hessgrad.solvers import minimize
     >>> rosen = lambda x: hnp.sum(100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
     >>> res = minimize(rosen, np.array([-1.2, 1.0]), method="trust-lanczos", gtol=1e-8)
     >>> res.success, np.round(res.x, 8), res.nit > 0

@@ -79,7 +79,7 @@ class SpectralDensity:
                      else math.inf)
 
     def trace_estimate(self, f, level=0.95):
-        """``tr f(A)`` as a :class:`~solvers.estimators.TraceEstimate` with a Student-t
+        """``tr f(A)`` as a :class:`~hessgrad.solvers.estimators.TraceEstimate` with a Student-t
         interval over the probes.
 
         The interval covers the probes' noise only.  The quadrature is exact for

@@ -5,7 +5,7 @@ The driver (:func:`trust_region_loop`) owns the ratio test and the radius update
 ``m(p) = g^T p + 1/2 p^T H p`` subject to ``||p|| <= radius`` and returns the step,
 its model value and whether it reached the boundary.  Two strategies:
 
-* ``steihaug``  -- Steihaug-Toint truncated CG (:func:`solvers.steihaug`);
+* ``steihaug``  -- Steihaug-Toint truncated CG (:func:`hessgrad.solvers.steihaug`);
 * :func:`gltr`  -- the Generalised Lanczos Trust-Region idea of Gould, Lucidi, Roma
   and Toint (1999): Lanczos builds ``Q^T H Q = T`` from the gradient, the subproblem
   restricted to the Krylov space is solved *exactly* on the small tridiagonal ``T``
@@ -247,7 +247,7 @@ def gltr(A, g, radius, *, rtol=None, maxiter=None):
         g: gradient, shape ``(n,)``.
         radius: trust-region radius > 0.
         rtol: relative residual tolerance; default ``min(0.5, sqrt(||g||))`` (the
-            forcing sequence of inexact Newton methods, as :func:`solvers.steihaug`).
+            forcing sequence of inexact Newton methods, as :func:`hessgrad.solvers.steihaug`).
         maxiter: maximum Lanczos steps (default ``n``).
 
     Returns:

@@ -136,8 +136,8 @@ def inverse_hvp(A, b, method="cg", damping=0.0, *, rtol=1e-8, maxiter=None, M=No
         method: ``"cg"`` (needs ``A + damping I`` positive definite), ``"minres"``
             (symmetric indefinite allowed) or ``"lissa"`` (stochastic recursion).
         damping: Tikhonov damping added to the diagonal (>= 0).
-        rtol, maxiter, M: passed to :func:`~solvers.krylov.cg` /
-            :func:`~solvers.krylov.minres`.
+        rtol, maxiter, M: passed to :func:`~hessgrad.solvers.krylov.cg` /
+            :func:`~hessgrad.solvers.krylov.minres`.
         **lissa_options: ``scale``, ``depth``, ``repeats``, ``rng`` for LiSSA.
 
     Returns:

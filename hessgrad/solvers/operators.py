@@ -112,7 +112,7 @@ def _missing_size_message(caller, name, caller_takes_size):
         how = "pass n=..., or a vector such as x0 to infer it"
     else:
         # caller has neither n nor a vector: the size must come with the operator.
-        how = ("wrap it first, e.g. solvers.aslinearoperator_like(f, n), or pass a "
+        how = ("wrap it first, e.g. hessgrad.solvers.aslinearoperator_like(f, n), or pass a "
                "scipy.sparse.linalg.LinearOperator with a shape")
     return f"{caller}: {name} is a callable matvec, so its size n is needed ({how})"
 

@@ -1,7 +1,7 @@
 """Dense inner loops for the solvers (a leaf: numpy, numba and SciPy's BLAS only).
 
 Only dense loops live here, Numba-compiled and allocation-free where that is fastest; the
-algorithms that call them are in :mod:`solvers.lanczos` and :mod:`solvers.krylov`.
+algorithms that call them are in :mod:`hessgrad.solvers.lanczos` and :mod:`hessgrad.solvers.krylov`.
 """
 
 import math
