@@ -85,6 +85,8 @@ EXCLUDED = {
         "typename").split()},
     **{name: _IN_PLACE for name in "copyto place put putmask".split()},
     "hg.cond": _CALLABLES, "hg.primitive": _CALLABLES,
+    **{name: "declares a user primitive's rule (autograd's): tested in "
+             "tests/test_extension_api.py" for name in ("hg.defvjp", "hg.defjvp")},
     "vectorize": "returns a function, not an array: tested in tests/numpy/test_vectorize.py",
     **{"scipy.optimize." + name: (
         "builds SciPy callbacks or a LinearOperator around a function (no array in, no "
