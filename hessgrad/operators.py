@@ -93,7 +93,7 @@ class HessianOperator:
         columns) and how many batched programs were compiled for this ``f`` so far (at most
         one per batch flags: not one per number of columns)."""
         linear = self._hvp.linear
-        compiled = linear is not None and hasattr(linear, "batched_programs")
+        compiled = linear is not None and bool(getattr(linear, "compiled", False))
         return {"compiled": compiled, "block_size": tuning.MATMAT_BLOCK,
                 "batched_programs": linear.batched_programs if compiled else 0}
 
