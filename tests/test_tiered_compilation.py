@@ -260,3 +260,23 @@ def test_eager_and_never_make_hvp_unchanged(monkeypatch):
     hv = hg.make_hvp(lambda x: quad_loss(x))(X)
     assert not isinstance(hv.linear, (Specialized, LazySpecialized))  # folded per point
     np.testing.assert_allclose(hv(v), H @ v, rtol=1e-10, atol=1e-12)
+
+
+def test_uncompiled_products_run_only_the_part_that_depends_on_v(lazy_env, monkeypatch):
+    """Before the trace is hot the products run the plan with the point folded in (its
+    forward pass and gradient once per point, as the never mode's folded trace)."""
+    monkeypatch.setattr(tuning, "TIER_CALLS", 10 ** 6)
+    monkeypatch.setattr(tuning, "TIER_COMPILE_SECONDS", 1e6)
+    f = lambda x: quad_loss(x)  # noqa: E731
+    H = hg.hessian(quad_loss)(X)
+    hv = hg.make_hvp(f)(X)
+    linear, tiers = _tiers_of(hv)
+    V = np.random.default_rng(2).standard_normal((5, X.size))
+    for v in V:
+        np.testing.assert_allclose(hv(v), H @ v, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(hv.batched(V), V @ H, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(hv.batched(V[:0]), V[:0], atol=0)
+    assert not tiers.started and not linear.compiled and tiers.calls == 6  # not the empty batch
+    at = linear._plan_at
+    assert 0 < len(at.steps) < len(linear.concrete.plan.steps)
+    assert linear.largest_intermediate >= 1

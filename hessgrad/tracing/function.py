@@ -405,7 +405,8 @@ class Specialized:
 
 class LazySpecialized:
     """:class:`Specialized` for a lazy trace not compiled yet (``"lazy"``, see :mod:`.tiers`):
-    each call runs the trace's plan uncompiled with the fixed leaves fed, counted towards
+    each call runs the trace's plan uncompiled, its steps that depend on the fixed leaves
+    alone run once (:meth:`~hessgrad.engine.graph.Plan.at`), counted towards
     compiling the trace (hot: compiled in the background, with this split built and warmed
     up for each tier); a call that finds a tier ready whose split is built binds the split
     at the fixed values (its setup runs once, compiled) and every later call runs its
@@ -421,6 +422,7 @@ class LazySpecialized:
         self._entry = ("split", self._flags)
         self._source = None  # the compiled plan the split is of
         self._inner = None   # its Specialized, once bound
+        self._plan_at = None  # the uncompiled plan at the fixed values (see _at)
         concrete._tiers.want(self._entry, concrete._fed(self._leaves, self._captures))
         self._refresh()
 
@@ -443,6 +445,7 @@ class LazySpecialized:
         runner = ready.split(list(self._flags))
         bound = runner.at([v for v, f in zip(fed, self._flags) if f])
         self._inner, self._source = Specialized(concrete, bound), ready
+        self._plan_at = None
         return self._inner
 
     def _full(self, dynamic):
@@ -450,14 +453,33 @@ class LazySpecialized:
         it = iter(dynamic)
         return [v if f else next(it) for v, f in zip(self._leaves, self.static)]
 
+    def _at(self):
+        """The plan with the fixed feeds folded in (built at the first uncompiled run)."""
+        if self._plan_at is None:
+            fed = self.concrete._fed(self._leaves, self._captures)
+            with running():
+                self._plan_at = self.concrete.plan.at(
+                    self._flags, [v for v, f in zip(fed, self._flags) if f])
+        return self._plan_at
+
+    def _count(self, seconds, leaves):
+        """Count an uncompiled run towards compiling the trace (with the split as what the
+        compiled tiers warm up)."""
+        tiers = self.concrete._tiers
+        if tiers is not None:
+            tiers.ran(seconds, self._entry, self.concrete._fed(self._full(leaves),
+                                                               self._captures))
+
     def __call__(self, leaves):
         inner = self._refresh()
         if inner is not None:
             return inner(leaves)
-        concrete = self.concrete
-        fed = concrete._fed(self._full(leaves), self._captures)
-        return concrete._pack(concrete._uncompiled(self._entry, fed,
-                                                   lambda: concrete.plan.run(fed)))
+        at = self._at()
+        start = time.perf_counter()
+        with running():
+            values = at.run(leaves)
+        self._count(time.perf_counter() - start, leaves)
+        return self.concrete._pack(values)
 
     def run_batched(self, leaves, batched):
         """Outputs for leaves whose flagged members carry a leading batch axis (compiled:
@@ -466,19 +488,14 @@ class LazySpecialized:
         inner = self._refresh()
         if inner is not None:
             return inner.run_batched(leaves, batched)
-        concrete = self.concrete
-        it = iter(batched)
-        full_flags = [False if f else bool(next(it)) for f in self.static]
-        fed = concrete._fed(self._full(leaves), self._captures)
-        flags = concrete.feed_flags(full_flags)
+        at = self._at()
         start = time.perf_counter()
         with running():
-            values = concrete.plan.run_batched(fed, flags)
-        k = next((np.shape(v)[0] for v, f in zip(fed, flags) if f), 0)
-        if concrete._tiers is not None and k:  # warm the split with the first member
-            concrete._tiers.ran(time.perf_counter() - start, self._entry,
-                                [v[0] if f else v for v, f in zip(fed, flags)])
-        return concrete._pack(values)
+            values = at.run_batched(leaves, batched)
+        if len(values) and len(values[0]):  # warm the split with the first member
+            self._count(time.perf_counter() - start,
+                        [v[0] if f else v for v, f in zip(leaves, batched)])
+        return self.concrete._pack(values)
 
     @property
     def largest_intermediate(self):
