@@ -473,7 +473,10 @@ class LazySpecialized:
     def __call__(self, leaves):
         inner = self._refresh()
         if inner is not None:
-            return inner(leaves)
+            if self.concrete._tiers.final:
+                return inner(leaves)
+            with running():  # a better tier compiles: it yields to this run
+                return inner(leaves)
         at = self._at()
         start = time.perf_counter()
         with running():
