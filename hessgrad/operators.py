@@ -88,12 +88,13 @@ class HessianOperator:
 
     def info(self):
         """What the products at this point run: ``{"compiled": bool, "block_size": int,
-        "batched_programs": int}`` -- whether the HVP runs a compiled program, the batch size
+        "batched_programs": int}`` -- whether the HVP runs a compiled program now (a lazy trace:
+        once compiled in the background, see ``hessgrad.tracing.tiers``), the batch size
         ``matmat`` runs its columns in (in blocks of that many, whatever the number of
         columns) and how many batched programs were compiled for this ``f`` so far (at most
         one per batch flags: not one per number of columns)."""
         linear = self._hvp.linear
-        compiled = linear is not None and hasattr(linear, "batched_programs")
+        compiled = linear is not None and bool(getattr(linear, "compiled", False))
         return {"compiled": compiled, "block_size": tuning.MATMAT_BLOCK,
                 "batched_programs": linear.batched_programs if compiled else 0}
 

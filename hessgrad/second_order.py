@@ -208,7 +208,10 @@ def make_hvp(f, argnums=0, mode="auto"):
 
     The HVP is traced once per argument signature with both ``args`` and ``v`` as inputs and
     compiled; at each new point the part that does not depend on ``v`` (the forward pass and
-    the gradient) runs once, and each product re-runs only the tangent part. The returned
+    the gradient) runs once, and each product re-runs only the tangent part. In the default
+    lazy compile mode (``hessgrad.tracing.tiers``) the first products run the traced plan
+    uncompiled (with the point folded in) and the compiled program takes over once it is
+    compiled, in the background, when the products are hot: no product waits for it. The returned
     function has a ``batched(V)`` method taking vectors stacked along a leading axis and
     computing the products in blocks of one compiled size, whatever their number
     (matrix-matrix products where the HVP has matrix-vector ones; see

@@ -267,6 +267,10 @@ class CompiledPlan:
                 self._compile_program, self._compile_batched_program)
         return self._splits[key]
 
+    def has_split(self, static):
+        """Whether :meth:`split` at these flags was built (it then costs nothing)."""
+        return tuple(static) in self._splits
+
     def __repr__(self):
         return f"<CompiledPlan: {self.summary()}>"
 

@@ -613,9 +613,13 @@ class Plan:
                 raise ValueError(f"Graph.run: placeholder {name} has shape {shape}, "
                                  f"fed a value of shape {v.shape}")
             env[s] = v
+        return self._execute(env, self.steps)
+
+    def _execute(self, env, steps):
+        """Run ``steps`` in ``env`` (feeds set); returns the fetches."""
         for s, var in self.variables:
             env[s] = var._value
-        for forward, arg_slots, params, out, node in self.steps:
+        for forward, arg_slots, params, out, node in steps:
             try:
                 result = forward(*[env[s] for s in arg_slots], **params)
             except Exception as exc:
@@ -627,6 +631,11 @@ class Plan:
                 for s, r in zip(out, result):
                     env[s] = r
         return [env[s] for s in self.fetch_slots]
+
+    def at(self, static, static_values):
+        """This plan with the feeds flagged in ``static`` fixed at ``static_values`` (in
+        order): the steps that depend on them alone run now, once (see :class:`PlanAt`)."""
+        return PlanAt(self, static, static_values)
 
     def largest_batched_size(self, batched):
         """Elements in the largest array that depends on the feeds flagged in ``batched``:
@@ -713,14 +722,15 @@ class Plan:
                                                        for s in self.fetch_slots]
         return flags
 
-    def _run_flagged(self, feed_values, batched):
-        env = list(self.template)
+    def _run_flagged(self, feed_values, batched, env=None, steps=None):
+        env = list(self.template if env is None else env)
         is_batched = [False] * len(env)
         for s, v, flag in zip(self.feed_slots, feed_values, batched):
-            env[s], is_batched[s] = v, flag
+            if v is not None:  # None: set in env (see PlanAt)
+                env[s], is_batched[s] = v, flag
         for s, var in self.variables:
             env[s] = var._value
-        for forward, arg_slots, params, out, node in self.steps:
+        for forward, arg_slots, params, out, node in self.steps if steps is None else steps:
             args = [env[s] for s in arg_slots]
             flags = [is_batched[s] for s in arg_slots]
             try:
@@ -739,3 +749,83 @@ class Plan:
                 for s, r in zip(out, result):
                     env[s], is_batched[s] = r, batched_out
         return [env[s] for s in self.fetch_slots], [is_batched[s] for s in self.fetch_slots]
+
+
+class PlanAt:
+    """A :class:`Plan` with some feeds fixed (:meth:`Plan.at`): the steps that depend on
+    them alone (no Variable, no effects) ran once, into the environment every run starts
+    from; ``run(values)`` and ``run_batched(values, batched)`` take the other feeds, in
+    order, and run the remaining steps (what a plan traced with those feeds as constants
+    would run)."""
+
+    def __init__(self, plan, static, static_values):
+        self.plan = plan
+        self.static = [bool(f) for f in static]
+        env = list(plan.template)
+        dynamic = {s for s, _ in plan.variables}
+        values = iter(static_values)
+        for s, fixed, dtype in zip(plan.feed_slots, self.static, plan.feed_dtypes):
+            if fixed:
+                v = next(values)
+                env[s] = np.asarray(v.numpy() if isinstance(v, Tensor) else v, dtype=dtype)
+            else:
+                dynamic.add(s)
+        self.steps, setup = [], []
+        for step in plan.steps:
+            out, node = step[3], step[4]
+            if node.prim.effects or dynamic.intersection(step[1]):
+                dynamic.update((out,) if type(out) is int else out)
+                self.steps.append(step)
+            else:
+                setup.append(step)
+        plan._execute(env, setup)
+        self.env = env
+
+    def _feeds(self, values):
+        it = iter(values)
+        return [None if fixed else next(it) for fixed in self.static]
+
+    def run(self, values):
+        env = list(self.env)
+        for s, v, fixed, dtype, shape, name in zip(
+                self.plan.feed_slots, self._feeds(values), self.static, self.plan.feed_dtypes,
+                self.plan.feed_shapes, self.plan.feed_names):
+            if fixed:
+                continue
+            v = np.asarray(v.numpy() if isinstance(v, Tensor) else v, dtype=dtype)
+            if not shapes_compatible(shape, v.shape):
+                raise ValueError(f"Graph.run: placeholder {name} has shape {shape}, "
+                                 f"fed a value of shape {v.shape}")
+            env[s] = v
+        return self.plan._execute(env, self.steps)
+
+    def run_batched(self, values, batched):
+        """Like :meth:`Plan.run_batched`, ``values`` and ``batched`` for the feeds not
+        fixed."""
+        plan = self.plan
+        feeds, flags = self._feeds(values), []
+        it = iter(batched)
+        flags = [False if fixed else bool(next(it)) for fixed in self.static]
+        arrays, k = [], None
+        for v, fixed, flag, dtype, shape, name in zip(feeds, self.static, flags,
+                                                      plan.feed_dtypes, plan.feed_shapes,
+                                                      plan.feed_names):
+            if fixed:
+                arrays.append(None)
+                continue
+            v = np.asarray(v.numpy() if isinstance(v, Tensor) else v, dtype=dtype)
+            core = v.shape[1:] if flag else v.shape
+            if flag:
+                if k is not None and v.shape[0] != k:
+                    raise ValueError(f"Plan.run_batched: batch sizes differ ({k} and "
+                                     f"{v.shape[0]} for {name})")
+                k = v.shape[0]
+            if shape is not None and tuple(core) != tuple(shape):
+                raise ValueError(f"Plan.run_batched: placeholder {name} has shape {shape}, "
+                                 f"fed a batch of shape {v.shape}")
+            arrays.append(v)
+        if k is None:
+            raise ValueError("Plan.run_batched: no feed is batched")
+        values, out_flags = plan._run_flagged(arrays, flags, self.env, self.steps)
+        return [v if f else np.broadcast_to(v, (k,) + np.shape(v))
+                for v, f in zip(values, out_flags)]

@@ -299,7 +299,11 @@ class ConcreteFunction:
         """This trace with the leaves flagged in ``static`` (and the lifted captures) fixed
         at their values: the ops that depend on them alone run now, once; the returned
         :class:`Specialized` runs the rest for the other leaves. None when the trace runs
-        uncompiled."""
+        uncompiled. A lazy trace not compiled yet returns a :class:`LazySpecialized`: the
+        plan, uncompiled, until the split of a compiled tier is ready (no call waits)."""
+        tiers = self._tiers
+        if tiers is not None and self._compile_flags[0] and not tiers.final:
+            return LazySpecialized(self, leaves, static, captures)
         compiled = self.compiled
         if compiled is None:
             return None
@@ -367,6 +371,8 @@ class Specialized:
     """A trace with some inputs fixed (see :meth:`ConcreteFunction.specialize`): called with
     the remaining array leaves, in order, it returns the function's outputs (numpy)."""
 
+    compiled = True  # runs the compiled split (LazySpecialized: once a tier is ready)
+
     def __init__(self, concrete, bound):
         self.concrete = concrete
         self.bound = bound
@@ -395,6 +401,120 @@ class Specialized:
     def batched_programs(self):
         """How many batched programs the per-call part compiled (shared by all points)."""
         return self.bound.runner.batched_programs
+
+
+class LazySpecialized:
+    """:class:`Specialized` for a lazy trace not compiled yet (``"lazy"``, see :mod:`.tiers`):
+    each call runs the trace's plan uncompiled, its steps that depend on the fixed leaves
+    alone run once (:meth:`~hessgrad.engine.graph.Plan.at`), counted towards
+    compiling the trace (hot: compiled in the background, with this split built and warmed
+    up for each tier); a call that finds a tier ready whose split is built binds the split
+    at the fixed values (its setup runs once, compiled) and every later call runs its
+    per-call part, as :class:`Specialized`. No call waits for the compiler. Calls give the
+    same numbers as :class:`Specialized` up to rounding."""
+
+    def __init__(self, concrete, leaves, static, captures=()):
+        self.concrete = concrete
+        self.static = [bool(f) for f in static]
+        self._leaves = list(leaves)
+        self._captures = list(captures)
+        self._flags = tuple(concrete.feed_flags(self.static, True))
+        self._entry = ("split", self._flags)
+        self._source = None  # the compiled plan the split is of
+        self._inner = None   # its Specialized, once bound
+        self._plan_at = None  # the uncompiled plan at the fixed values (see _at)
+        concrete._tiers.want(self._entry, concrete._fed(self._leaves, self._captures))
+        self._refresh()
+
+    @property
+    def compiled(self):
+        """Whether calls run the compiled split now (checked anew)."""
+        return self._refresh() is not None
+
+    def _refresh(self):
+        """The Specialized of the best ready tier whose split is built (bound once per tier),
+        or None: not compiled yet. A tier that is final and lacks the split (asked for after
+        the compilation ended) builds it now."""
+        concrete = self.concrete
+        ready = concrete._runner()
+        if ready is None or ready is self._source:
+            return self._inner
+        if not ready.has_split(self._flags) and not concrete._tiers.final:
+            return self._inner  # the next tier builds it (want), or an older one runs
+        fed = concrete._fed(self._leaves, self._captures)
+        runner = ready.split(list(self._flags))
+        bound = runner.at([v for v, f in zip(fed, self._flags) if f])
+        self._inner, self._source = Specialized(concrete, bound), ready
+        self._plan_at = None
+        return self._inner
+
+    def _full(self, dynamic):
+        """The call's leaves: the fixed ones and ``dynamic`` (the others, in order)."""
+        it = iter(dynamic)
+        return [v if f else next(it) for v, f in zip(self._leaves, self.static)]
+
+    def _at(self):
+        """The plan with the fixed feeds folded in (built at the first uncompiled run)."""
+        if self._plan_at is None:
+            fed = self.concrete._fed(self._leaves, self._captures)
+            with running():
+                self._plan_at = self.concrete.plan.at(
+                    self._flags, [v for v, f in zip(fed, self._flags) if f])
+        return self._plan_at
+
+    def _count(self, seconds, leaves):
+        """Count an uncompiled run towards compiling the trace (with the split as what the
+        compiled tiers warm up)."""
+        tiers = self.concrete._tiers
+        if tiers is not None:
+            tiers.ran(seconds, self._entry, self.concrete._fed(self._full(leaves),
+                                                               self._captures))
+
+    def __call__(self, leaves):
+        inner = self._refresh()
+        if inner is not None:
+            if self.concrete._tiers.final:
+                return inner(leaves)
+            with running():  # a better tier compiles: it yields to this run
+                return inner(leaves)
+        at = self._at()
+        start = time.perf_counter()
+        with running():
+            values = at.run(leaves)
+        self._count(time.perf_counter() - start, leaves)
+        return self.concrete._pack(values)
+
+    def run_batched(self, leaves, batched):
+        """Outputs for leaves whose flagged members carry a leading batch axis (compiled:
+        in blocks, see :meth:`Specialized.run_batched`; before, one batched run of the
+        plan, counted as one call)."""
+        inner = self._refresh()
+        if inner is not None:
+            return inner.run_batched(leaves, batched)
+        at = self._at()
+        start = time.perf_counter()
+        with running():
+            values = at.run_batched(leaves, batched)
+        if len(values) and len(values[0]):  # warm the split with the first member
+            self._count(time.perf_counter() - start,
+                        [v[0] if f else v for v, f in zip(leaves, batched)])
+        return self.concrete._pack(values)
+
+    @property
+    def largest_intermediate(self):
+        """Elements in the largest array one call computes (that depends on the leaves not
+        fixed: what the split's per-call part computes)."""
+        inner = self._refresh()
+        if inner is not None:
+            return inner.largest_intermediate
+        return self.concrete.plan.largest_batched_size(
+            self.concrete.feed_flags([not f for f in self.static]))
+
+    @property
+    def batched_programs(self):
+        """How many batched programs the per-call part compiled (0 before it is bound)."""
+        inner = self._refresh()
+        return 0 if inner is None else inner.batched_programs
 
 
 class Function:

@@ -60,7 +60,9 @@ class Tiers:
     ``compile()`` builds the :class:`~hessgrad.compiler.CompiledPlan` of the first tier
     (None when compiling failed), ``upgrade(plan)`` (optional) the next tier's from it (None:
     keep the first). :meth:`ran` is told of each uncompiled run (its duration, and how to warm
-    the compiled program for it: ``("run",)`` or ``("batched", flags, k)``, with the feeds) and
+    the compiled program for it: ``("run",)``, ``("batched", flags, k)`` or ``("split", static)``
+    -- the split at the feeds flagged static, its setup and per-call part run once --, with the
+    feeds) and
     starts the compilation when the trace is hot; :attr:`ready` is the best compiled plan that
     can take the calls, :attr:`final` whether no better one is coming."""
 
@@ -77,6 +79,7 @@ class Tiers:
         self._thread = None
         self._done = threading.Event()
         self._lock = threading.Lock()
+        self._warm_lock = threading.Lock()  # _warm against want() while a tier is warmed
 
     @property
     def started(self):
@@ -120,20 +123,40 @@ class Tiers:
                 self._tier(lambda: self._upgrade(compiled), background)
             self.failed = self.ready is None
         finally:
-            self._warm.clear()
-            self.final = True
+            with self._warm_lock:
+                self._warm.clear()
+                self.final = True
             self._done.set()
 
+    def want(self, entry, feeds):
+        """Have the tiers still to come warm ``entry`` too (as :meth:`ran` does before the
+        compilation starts; this also once it has: see :meth:`_tier`). False when no tier is
+        coming (the compilation is over)."""
+        with self._warm_lock:
+            if self.final:
+                return False
+            self._warm[entry] = [np.array(v) if isinstance(v, np.ndarray) else v
+                                 for v in feeds]
+            return True
+
     def _tier(self, build, background):
-        """Build a tier, warm it up for the calls seen, and swap it in; returns it."""
+        """Build a tier, warm it up for the calls seen (and the entries :meth:`want` adds
+        meanwhile), and swap it in; returns it."""
         compiled = _throttled(build) if background else build()
         if compiled is not None:
-            for entry, feeds in list(self._warm.items()):
-                if background:
-                    _throttled(lambda e=entry, f=feeds: _warm(compiled, e, f))
-                else:
-                    _warm(compiled, entry, feeds)
-            self.ready = compiled
+            warmed = set()
+            while True:
+                with self._warm_lock:
+                    todo = [(e, f) for e, f in self._warm.items() if e not in warmed]
+                    if not todo:
+                        self.ready = compiled
+                        break
+                for entry, feeds in todo:
+                    warmed.add(entry)
+                    if background:
+                        _throttled(lambda e=entry, f=feeds: _warm(compiled, e, f))
+                    else:
+                        _warm(compiled, entry, feeds)
         return compiled
 
     def wait(self, timeout=None):
@@ -201,6 +224,10 @@ def _warm(compiled, entry, feeds):
     try:
         if entry[0] == "run":
             compiled.run(feeds)
+        elif entry[0] == "split":  # a specialization (see function.LazySpecialized)
+            flags = list(entry[1])
+            bound = compiled.split(flags).at([v for v, f in zip(feeds, flags) if f])
+            bound.run([v for v, f in zip(feeds, flags) if not f])
         else:
             compiled.run_batched(feeds, list(entry[1]))
     except Exception:  # noqa: BLE001 - the call itself will say what is wrong
