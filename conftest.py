@@ -55,6 +55,15 @@ _SLOW_CASES = {
     # eig's derivatives against JAX for real input (the complex case stays quick)
     "tests/numpy/test_numpy_eig.py::test_derivatives_match_jax":
         lambda p: not p["complex_input"],
+    # the ODE-integrating least squares (hundreds of steps traced): the others stay quick
+    **{f"tests/objectives/test_stats_corpus.py::{test}":
+       lambda p: p["name"] in ("lotka_volterra_least_squares", "sir_least_squares",
+                               "kalman_local_level")
+       for test in ("test_gradient_and_hessian_against_finite_differences",
+                    "test_hessgrad_function_equals_eager")},
+    # a dynamic-programming table written cell by cell, traced
+    "tests/objectives/test_inplace_corpus.py::test_traced_by_hessgrad_function":
+        lambda p: p["name"] == "soft_dtw",
     # a docstring example that starts a local Dask cluster
     "hessgrad/distributed/__init__.py::hessgrad.distributed.sharded": None,
 }
