@@ -605,15 +605,21 @@ class Plan:
         self.fetch_slots = [fetch_slot(t) for t in fetches]
 
     def run(self, feed_values):
-        env = list(self.template)
+        return self._run_in(list(self.template), feed_values, self.steps)
+
+    def _run_in(self, env, feed_values, steps):
+        """Run ``steps`` in ``env`` with the feeds set (``FIXED``: a feed :class:`PlanAt`
+        fixed, already in ``env``); returns the fetches."""
         for s, v, dtype, shape, name in zip(self.feed_slots, feed_values, self.feed_dtypes,
                                             self.feed_shapes, self.feed_names):
+            if v is FIXED:
+                continue
             v = np.asarray(v.numpy() if isinstance(v, Tensor) else v, dtype=dtype)
             if not shapes_compatible(shape, v.shape):
                 raise ValueError(f"Graph.run: placeholder {name} has shape {shape}, "
                                  f"fed a value of shape {v.shape}")
             env[s] = v
-        return self._execute(env, self.steps)
+        return self._execute(env, steps)
 
     def _execute(self, env, steps):
         """Run ``steps`` in ``env`` (feeds set); returns the fetches."""
@@ -673,10 +679,13 @@ class Plan:
     def check_batched_feeds(self, feed_values, batched):
         """``(arrays, k)``: the feeds as arrays of the placeholders' dtypes, checked to have
         the placeholders' shapes behind a common leading batch axis of length ``k`` where
-        ``batched`` flags them."""
+        ``batched`` flags them (``FIXED``: a feed :class:`PlanAt` fixed, left as is)."""
         arrays, k = [], None
         for v, flag, dtype, shape, name in zip(feed_values, batched, self.feed_dtypes,
                                                self.feed_shapes, self.feed_names):
+            if v is FIXED:
+                arrays.append(v)
+                continue
             v = np.asarray(v.numpy() if isinstance(v, Tensor) else v, dtype=dtype)
             core = v.shape[1:] if flag else v.shape
             if flag:
@@ -698,8 +707,11 @@ class Plan:
         batch at once (a matrix of tangents turns matrix-vector products into matrix-matrix
         products); others run once per batch member.
         """
-        feed_values, k = self.check_batched_feeds(feed_values, batched)
-        values, flags = self._run_flagged(feed_values, batched)
+        return self._batched_run(feed_values, batched)
+
+    def _batched_run(self, feed_values, batched, env=None, steps=None):
+        arrays, k = self.check_batched_feeds(feed_values, batched)
+        values, flags = self._run_flagged(arrays, batched, env, steps)
         return [v if f else np.broadcast_to(v, (k,) + np.shape(v))
                 for v, f in zip(values, flags)]
 
@@ -726,7 +738,7 @@ class Plan:
         env = list(self.template if env is None else env)
         is_batched = [False] * len(env)
         for s, v, flag in zip(self.feed_slots, feed_values, batched):
-            if v is not None:  # None: set in env (see PlanAt)
+            if v is not FIXED:  # else in env already (see PlanAt)
                 env[s], is_batched[s] = v, flag
         for s, var in self.variables:
             env[s] = var._value
@@ -749,6 +761,9 @@ class Plan:
                 for s, r in zip(out, result):
                     env[s], is_batched[s] = r, batched_out
         return [env[s] for s in self.fetch_slots], [is_batched[s] for s in self.fetch_slots]
+
+
+FIXED = object()  # in place of a feed value: the feed is fixed (in the environment already)
 
 
 class PlanAt:
@@ -783,49 +798,14 @@ class PlanAt:
 
     def _feeds(self, values):
         it = iter(values)
-        return [None if fixed else next(it) for fixed in self.static]
+        return [FIXED if fixed else next(it) for fixed in self.static]
 
     def run(self, values):
-        env = list(self.env)
-        for s, v, fixed, dtype, shape, name in zip(
-                self.plan.feed_slots, self._feeds(values), self.static, self.plan.feed_dtypes,
-                self.plan.feed_shapes, self.plan.feed_names):
-            if fixed:
-                continue
-            v = np.asarray(v.numpy() if isinstance(v, Tensor) else v, dtype=dtype)
-            if not shapes_compatible(shape, v.shape):
-                raise ValueError(f"Graph.run: placeholder {name} has shape {shape}, "
-                                 f"fed a value of shape {v.shape}")
-            env[s] = v
-        return self.plan._execute(env, self.steps)
+        return self.plan._run_in(list(self.env), self._feeds(values), self.steps)
 
     def run_batched(self, values, batched):
         """Like :meth:`Plan.run_batched`, ``values`` and ``batched`` for the feeds not
         fixed."""
-        plan = self.plan
-        feeds, flags = self._feeds(values), []
         it = iter(batched)
         flags = [False if fixed else bool(next(it)) for fixed in self.static]
-        arrays, k = [], None
-        for v, fixed, flag, dtype, shape, name in zip(feeds, self.static, flags,
-                                                      plan.feed_dtypes, plan.feed_shapes,
-                                                      plan.feed_names):
-            if fixed:
-                arrays.append(None)
-                continue
-            v = np.asarray(v.numpy() if isinstance(v, Tensor) else v, dtype=dtype)
-            core = v.shape[1:] if flag else v.shape
-            if flag:
-                if k is not None and v.shape[0] != k:
-                    raise ValueError(f"Plan.run_batched: batch sizes differ ({k} and "
-                                     f"{v.shape[0]} for {name})")
-                k = v.shape[0]
-            if shape is not None and tuple(core) != tuple(shape):
-                raise ValueError(f"Plan.run_batched: placeholder {name} has shape {shape}, "
-                                 f"fed a batch of shape {v.shape}")
-            arrays.append(v)
-        if k is None:
-            raise ValueError("Plan.run_batched: no feed is batched")
-        values, out_flags = plan._run_flagged(arrays, flags, self.env, self.steps)
-        return [v if f else np.broadcast_to(v, (k,) + np.shape(v))
-                for v, f in zip(values, out_flags)]
+        return self.plan._batched_run(self._feeds(values), flags, self.env, self.steps)
