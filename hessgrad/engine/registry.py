@@ -184,8 +184,9 @@ class Primitive:
         return f"<primitive {self.name}>"
 
 
-def primitive(name, forward=None, vjp=None, jvp=None, **flags):
-    """Declare a primitive and return a function that applies it (see :class:`Primitive`).
+def primitive(name, forward=None, vjp=None, jvp=None, *, doc=None, **flags):
+    """Declare a primitive and return a function that applies it (see :class:`Primitive`),
+    whose docstring is ``doc``.
 
     Also autograd's decorator: ``@primitive def f(x, ...)`` declares ``f`` (named by its
     module and qualified name), its body getting numpy values, its rules then given by
@@ -224,6 +225,7 @@ def primitive(name, forward=None, vjp=None, jvp=None, **flags):
     else:
         apply.__name__ = name
         apply.__qualname__ = name
+        apply.__doc__ = doc
     return apply
 
 

@@ -90,6 +90,8 @@ def astype(x, dtype, /, *, copy=True, device=None):
 
 
 def ascontiguousarray(a, dtype=None, *, like=None):
+    """numpy's ``ascontiguousarray``: ``a`` as an array (``asarray``); differentiable, the
+    identity."""
     return asarray(a, dtype)
 
 
@@ -109,10 +111,12 @@ def _shape_arg(shape, what):
 
 
 def zeros(shape, dtype=float, order="C", *, like=None):
+    """numpy's ``zeros``: a constant array of zeros."""
     return _const(_np.zeros(_shape_arg(shape, "zeros"), dtype=dtype))
 
 
 def ones(shape, dtype=None, order="C", *, like=None):
+    """numpy's ``ones``: a constant array of ones."""
     return _const(_np.ones(_shape_arg(shape, "ones"), dtype=dtype))
 
 
@@ -148,14 +152,20 @@ def _like_dtype(a, dtype):
 
 
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    """numpy's ``zeros_like``: zeros with the shape and dtype of ``a`` (a constant: no gradient
+    flows to ``a``)."""
     return _const(_np.zeros(_like_shape(a, shape, "zeros_like"), _like_dtype(a, dtype)))
 
 
 def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    """numpy's ``ones_like``: ones with the shape and dtype of ``a`` (a constant: no gradient
+    flows to ``a``)."""
     return _const(_np.ones(_like_shape(a, shape, "ones_like"), _like_dtype(a, dtype)))
 
 
 def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    """numpy's ``empty_like``: an array with the shape and dtype of ``prototype`` (a constant; as
+    numpy's, its values are unspecified)."""
     return zeros_like(prototype, dtype, shape=shape)
 
 
@@ -170,14 +180,17 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, d
 
 
 def eye(N, M=None, k=0, dtype=float, order="C", *, like=None):
+    """numpy's ``eye``: a constant 2-d array with ones on diagonal ``k``."""
     return _const(_np.eye(N, M, k, dtype=dtype))
 
 
 def identity(n, dtype=None, *, like=None):
+    """numpy's ``identity``: the constant ``n`` by ``n`` identity matrix."""
     return _const(_np.identity(n, dtype=dtype))
 
 
 def tri(N, M=None, k=0, dtype=float, *, like=None):
+    """numpy's ``tri``: a constant array with ones at and below diagonal ``k``."""
     return _const(_np.tri(N, M, k, dtype=dtype))
 
 
@@ -300,24 +313,6 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     if axis != 0:
         out = _sh.moveaxis(out, 0, axis)
     return _cast(out, dtype)
-
-
-
-# Docstrings of the functions above that mirror numpy's one-for-one.
-_DOCS = {
-    'ascontiguousarray': "numpy's ``ascontiguousarray``: ``a`` as an array (``asarray``); differentiable, the identity.",
-    'zeros': "numpy's ``zeros``: a constant array of zeros.",
-    'ones': "numpy's ``ones``: a constant array of ones.",
-    'zeros_like': "numpy's ``zeros_like``: zeros with the shape and dtype of ``a`` (a constant: no gradient flows to ``a``).",
-    'ones_like': "numpy's ``ones_like``: ones with the shape and dtype of ``a`` (a constant: no gradient flows to ``a``).",
-    'empty_like': "numpy's ``empty_like``: an array with the shape and dtype of ``prototype`` (a constant; as numpy's, its values are unspecified).",
-    'eye': "numpy's ``eye``: a constant 2-d array with ones on diagonal ``k``.",
-    'identity': "numpy's ``identity``: the constant ``n`` by ``n`` identity matrix.",
-    'tri': "numpy's ``tri``: a constant array with ones at and below diagonal ``k``.",
-}
-for _name, _doc in _DOCS.items():
-    globals()[_name].__doc__ = _doc
-del _DOCS, _name, _doc
 
 
 __all__ = ["array", "asarray", "asanyarray", "astype", "ascontiguousarray", "copy", "zeros", "ones",

@@ -47,11 +47,13 @@ def _known_rank_shape(a, fname):
 
 
 def ndim(a):
+    """numpy's ``ndim``: the number of axes (a shape query, nothing to differentiate)."""
     a = _stacked(a, "ndim")
     return len(_known_rank_shape(a, "ndim")) if isinstance(a, _Tensor) else _np.ndim(a)
 
 
 def size(a, axis=None):
+    """numpy's ``size``: the number of elements, or the length of ``axis`` (a shape query)."""
     a = _stacked(a, "size")
     s = _known_rank_shape(a, "size") if isinstance(a, _Tensor) else _np.shape(a)
     picked = s if axis is None else (s[_sh.normalize_axis(axis, len(s), "size")],)
@@ -112,21 +114,25 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
 
 
 def ravel(a, order="C"):
+    """numpy's ``ravel``: the elements as a 1-d array (``order`` as numpy's), differentiable."""
     out = _sh.ravel(a, order)
     return _reshaped_view(a, out, order, lambda x: _np.ravel(x, order))
 
 
 def transpose(a, axes=None):
+    """numpy's ``transpose``: the axes reversed or permuted by ``axes``, differentiable."""
     out = _sh.transpose_axes(a, axes)
     return _permuted_view(a, out, None if axes is None else
                           tuple(int(k) % len(_shape_of(out)) for k in axes))
 
 
 def permute_dims(a, axes=None):
+    """The array API's ``permute_dims``: ``transpose`` with ``axes``."""
     return transpose(a, axes)
 
 
 def swapaxes(a, axis1, axis2):
+    """numpy's ``swapaxes``: axes ``axis1`` and ``axis2`` interchanged, differentiable."""
     out = _sh.swapaxes(_sh.as_array(a, "swapaxes"), axis1, axis2)
     if out is a or not isinstance(out, _Tensor):
         return out
@@ -138,6 +144,7 @@ def swapaxes(a, axis1, axis2):
 
 
 def moveaxis(a, source, destination):
+    """numpy's ``moveaxis``: axes moved from ``source`` to ``destination``, differentiable."""
     out = _sh.moveaxis(a, source, destination)
     if out is a or not isinstance(out, _Tensor):
         return out
@@ -151,34 +158,43 @@ def moveaxis(a, source, destination):
 
 
 def expand_dims(a, axis):
+    """numpy's ``expand_dims``: length-1 axes inserted at ``axis``, differentiable."""
     return _reshaped(a, _sh.expand_dims(_sh.as_array(a, "expand_dims"), axis))
 
 
 def squeeze(a, axis=None):
+    """numpy's ``squeeze``: length-1 axes removed (all, or those in ``axis``), differentiable."""
     return _reshaped(a, _sh.squeeze(_sh.as_array(a, "squeeze"), axis))
 
 
 def broadcast_to(array, shape):
+    """numpy's ``broadcast_to``: ``array`` broadcast to ``shape``; the gradient sums over the
+    broadcast axes."""
     return _sh.broadcast_to(array, shape)
 
 
 def broadcast_arrays(*args):
+    """numpy's ``broadcast_arrays``: the arguments broadcast against each other, differentiable."""
     return _sh.broadcast_arrays(*args)
 
 
 def broadcast_shapes(*shapes):
+    """numpy's ``broadcast_shapes``: the shape the given shapes broadcast to (shapes only)."""
     return _np.broadcast_shapes(*shapes)
 
 
 def atleast_1d(*arys):
+    """numpy's ``atleast_1d``: each argument viewed with at least one axis, differentiable."""
     return _sh.atleast_nd(1, arys, "atleast_1d")
 
 
 def atleast_2d(*arys):
+    """numpy's ``atleast_2d``: each argument viewed with at least two axes, differentiable."""
     return _sh.atleast_nd(2, arys, "atleast_2d")
 
 
 def atleast_3d(*arys):
+    """numpy's ``atleast_3d``: each argument viewed with at least three axes, differentiable."""
     return _sh.atleast_nd(3, arys, "atleast_3d")
 
 
@@ -252,10 +268,13 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
 
 
 def hstack(tup, *, dtype=None, casting="same_kind"):
+    """numpy's ``hstack``: arrays joined along their second axis (the first for 1-d),
+    differentiable."""
     return _new(_sh.hstack(tup), *_listed(tup))
 
 
 def vstack(tup, *, dtype=None, casting="same_kind"):
+    """numpy's ``vstack``: arrays joined along the first axis (1-d ones as rows), differentiable."""
     return _new(_sh.vstack(tup), *_listed(tup))
 
 
@@ -263,31 +282,39 @@ row_stack = vstack
 
 
 def dstack(tup):
+    """numpy's ``dstack``: arrays joined along the third axis, differentiable."""
     return _new(_sh.dstack(tup), *_listed(tup))
 
 
 def column_stack(tup):
+    """numpy's ``column_stack``: 1-d arrays as columns of a 2-d array, differentiable."""
     return _new(_sh.column_stack(tup), *_listed(tup))
 
 
 def split(ary, indices_or_sections, axis=0):
+    """numpy's ``split``: equal sections or pieces at the given indices along ``axis``,
+    differentiable."""
     return _sh.split(ary, indices_or_sections, axis, True, "split")
 
 
 def array_split(ary, indices_or_sections, axis=0):
+    """numpy's ``array_split``: as ``split``, sections may differ in length, differentiable."""
     return _sh.split(ary, indices_or_sections, axis, False, "array_split")
 
 
 def hsplit(ary, indices_or_sections):
+    """numpy's ``hsplit``: ``split`` along the second axis (the first for 1-d), differentiable."""
     ary = _sh.as_array(ary, "hsplit")
     return _sh.split(ary, indices_or_sections, 1 if ndim(ary) > 1 else 0, True, "hsplit")
 
 
 def vsplit(ary, indices_or_sections):
+    """numpy's ``vsplit``: ``split`` along the first axis, differentiable."""
     return _sh.split(_min_ndim(ary, 2, "vsplit"), indices_or_sections, 0, True, "vsplit")
 
 
 def dsplit(ary, indices_or_sections):
+    """numpy's ``dsplit``: ``split`` along the third axis, differentiable."""
     return _sh.split(_min_ndim(ary, 3, "dsplit"), indices_or_sections, 2, True, "dsplit")
 
 
@@ -300,22 +327,27 @@ def _min_ndim(ary, n, what):
 
 
 def tile(A, reps):
+    """numpy's ``tile``: ``A`` repeated ``reps`` times; the gradient sums the copies."""
     return _new(_sh.tile(A, reps), A)
 
 
 def repeat(a, repeats, axis=None):
+    """numpy's ``repeat``: each element repeated ``repeats`` times, differentiable."""
     return _sh.repeat(_stacked(a, "repeat"), _stacked(repeats, "repeat", "repeats"), axis)
 
 
 def roll(a, shift, axis=None):
+    """numpy's ``roll``: elements shifted cyclically along ``axis``, differentiable."""
     return _sh.roll(_stacked(a, "roll"), _stacked(shift, "roll", "shift"), axis)
 
 
 def flip(m, axis=None):
+    """numpy's ``flip``: the order of elements reversed along ``axis``, differentiable."""
     return _sh.flip(m, axis)
 
 
 def fliplr(m):
+    """numpy's ``fliplr``: columns in reverse order (axis 1), differentiable."""
     m = _sh.as_array(m, "fliplr")
     if ndim(m) < 2:
         raise ValueError(f"fliplr: input must be >= 2-d, got shape {shape(m)}")
@@ -323,6 +355,7 @@ def fliplr(m):
 
 
 def flipud(m):
+    """numpy's ``flipud``: rows in reverse order (axis 0), differentiable."""
     m = _sh.as_array(m, "flipud")
     if ndim(m) < 1:
         raise ValueError("flipud: input must be >= 1-d, got shape ()")
@@ -330,6 +363,8 @@ def flipud(m):
 
 
 def rot90(m, k=1, axes=(0, 1)):
+    """numpy's ``rot90``: rotation by ``k`` quarter turns in the plane of ``axes``,
+    differentiable."""
     return _sh.rot90(m, k, axes)
 
 
@@ -519,18 +554,25 @@ def _pad_statistic(out, mode, ax, n, side, width, lengths, dtype):
 
 
 def diag(v, k=0):
+    """numpy's ``diag``: the ``k``-th diagonal of a 2-d array, or a 2-d array with a 1-d ``v`` on
+    it, differentiable."""
     return _sh.diag(v, k)
 
 
 def diagflat(v, k=0):
+    """numpy's ``diagflat``: a 2-d array with the flattened ``v`` on its ``k``-th diagonal,
+    differentiable."""
     return _sh.diagflat(v, k)
 
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
+    """numpy's ``diagonal``: the diagonal at ``offset`` in the plane of ``axis1``, ``axis2``,
+    differentiable."""
     return _sh.diagonal(a, offset, axis1, axis2)
 
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    """numpy's ``trace``: the sum along a diagonal, differentiable (``out=`` as numpy's)."""
     if out is not None:
         raise TypeError("trace: out= is not supported: hessgrad arrays are immutable")
     result = _sh.trace(a, offset, axis1, axis2)
@@ -538,49 +580,65 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 
 
 def triu(m, k=0):
+    """numpy's ``triu``: the upper triangle from diagonal ``k`` on, the rest zero,
+    differentiable."""
     return _sh.triu(m, k)
 
 
 def tril(m, k=0):
+    """numpy's ``tril``: the lower triangle up to diagonal ``k``, the rest zero, differentiable."""
     return _sh.tril(m, k)
 
 
 def take(a, indices, axis=None, out=None, mode="raise"):
+    """numpy's ``take``: elements at ``indices`` (along ``axis``); the gradient scatter-adds
+    back."""
     if out is not None:
         raise TypeError("take: out= is not supported: hessgrad arrays are immutable")
     return _ix.take(_asarray(a, "take"), _stacked(indices, "take", "indices"), axis, mode)
 
 
 def take_along_axis(arr, indices, axis=-1):
+    """numpy's ``take_along_axis``: elements picked by an index array along ``axis``,
+    differentiable."""
     return _ix.take_along_axis(_asarray(arr, "take_along_axis", "arr"),
                                _stacked(indices, "take_along_axis", "indices"), axis)
 
 
 def select(condlist, choicelist, default=0):
+    """numpy's ``select``: per element, the choice of the first true condition, else ``default``;
+    differentiable in the choices."""
     return _sh.select(condlist, choicelist, default)
 
 
 def choose(a, choices, out=None, mode="raise"):
+    """numpy's ``choose``: per element, ``choices[a]``; differentiable in the choices."""
     if out is not None:
         raise TypeError("choose: out= is not supported: hessgrad arrays are immutable")
     return _sh.choose(a, choices, mode)
 
 
 def diff(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):
+    """numpy's ``diff``: the ``n``-th forward difference along ``axis``, differentiable."""
     return _sh.diff(a, n, axis, None if prepend is _NoValue else prepend,
                     None if append is _NoValue else append)
 
 
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    """numpy's ``meshgrid``: coordinate arrays from 1-d coordinate vectors, differentiable."""
     grids = _sh.meshgrid(*xi, copy=copy, sparse=sparse, indexing=indexing)
     return grids if not copy else type(grids)(_new(g, *xi) for g in grids)
 
 
 def vander(x, N=None, increasing=False):
+    """numpy's ``vander``: the Vandermonde matrix of ``x`` (powers of ``x`` as columns),
+    differentiable."""
     return _sh.vander(x, N, increasing)
 
 
 def append(arr, values, axis=None):
+    """numpy's ``append``: ``values`` joined to the end of ``arr`` (flattened without ``axis``),
+    differentiable."""
     return _sh.append(arr, values, axis)
 
 
@@ -610,67 +668,15 @@ def nonzero(a):
 
 
 def flatnonzero(a):
+    """numpy's ``flatnonzero``: indices of the nonzero elements of the flattened array (needs
+    concrete values; integer result)."""
     return _np.flatnonzero(_concrete(a, "flatnonzero()"))
 
 
 def argwhere(a):
+    """numpy's ``argwhere``: indices of the nonzero elements, one row each (needs concrete
+    values; integer result)."""
     return _np.argwhere(_concrete(a, "argwhere()"))
-
-
-
-# Docstrings of the functions above that mirror numpy's one-for-one.
-_DOCS = {
-    'ndim': "numpy's ``ndim``: the number of axes (a shape query, nothing to differentiate).",
-    'size': "numpy's ``size``: the number of elements, or the length of ``axis`` (a shape query).",
-    'ravel': "numpy's ``ravel``: the elements as a 1-d array (``order`` as numpy's), differentiable.",
-    'transpose': "numpy's ``transpose``: the axes reversed or permuted by ``axes``, differentiable.",
-    'permute_dims': "The array API's ``permute_dims``: ``transpose`` with ``axes``.",
-    'swapaxes': "numpy's ``swapaxes``: axes ``axis1`` and ``axis2`` interchanged, differentiable.",
-    'moveaxis': "numpy's ``moveaxis``: axes moved from ``source`` to ``destination``, differentiable.",
-    'expand_dims': "numpy's ``expand_dims``: length-1 axes inserted at ``axis``, differentiable.",
-    'squeeze': "numpy's ``squeeze``: length-1 axes removed (all, or those in ``axis``), differentiable.",
-    'broadcast_to': "numpy's ``broadcast_to``: ``array`` broadcast to ``shape``; the gradient sums over the broadcast axes.",
-    'broadcast_arrays': "numpy's ``broadcast_arrays``: the arguments broadcast against each other, differentiable.",
-    'broadcast_shapes': "numpy's ``broadcast_shapes``: the shape the given shapes broadcast to (shapes only).",
-    'atleast_1d': "numpy's ``atleast_1d``: each argument viewed with at least one axis, differentiable.",
-    'atleast_2d': "numpy's ``atleast_2d``: each argument viewed with at least two axes, differentiable.",
-    'atleast_3d': "numpy's ``atleast_3d``: each argument viewed with at least three axes, differentiable.",
-    'hstack': "numpy's ``hstack``: arrays joined along their second axis (the first for 1-d), differentiable.",
-    'vstack': "numpy's ``vstack``: arrays joined along the first axis (1-d ones as rows), differentiable.",
-    'dstack': "numpy's ``dstack``: arrays joined along the third axis, differentiable.",
-    'column_stack': "numpy's ``column_stack``: 1-d arrays as columns of a 2-d array, differentiable.",
-    'split': "numpy's ``split``: equal sections or pieces at the given indices along ``axis``, differentiable.",
-    'array_split': "numpy's ``array_split``: as ``split``, sections may differ in length, differentiable.",
-    'hsplit': "numpy's ``hsplit``: ``split`` along the second axis (the first for 1-d), differentiable.",
-    'vsplit': "numpy's ``vsplit``: ``split`` along the first axis, differentiable.",
-    'dsplit': "numpy's ``dsplit``: ``split`` along the third axis, differentiable.",
-    'tile': "numpy's ``tile``: ``A`` repeated ``reps`` times; the gradient sums the copies.",
-    'repeat': "numpy's ``repeat``: each element repeated ``repeats`` times, differentiable.",
-    'roll': "numpy's ``roll``: elements shifted cyclically along ``axis``, differentiable.",
-    'flip': "numpy's ``flip``: the order of elements reversed along ``axis``, differentiable.",
-    'fliplr': "numpy's ``fliplr``: columns in reverse order (axis 1), differentiable.",
-    'flipud': "numpy's ``flipud``: rows in reverse order (axis 0), differentiable.",
-    'rot90': "numpy's ``rot90``: rotation by ``k`` quarter turns in the plane of ``axes``, differentiable.",
-    'diag': "numpy's ``diag``: the ``k``-th diagonal of a 2-d array, or a 2-d array with a 1-d ``v`` on it, differentiable.",
-    'diagflat': "numpy's ``diagflat``: a 2-d array with the flattened ``v`` on its ``k``-th diagonal, differentiable.",
-    'diagonal': "numpy's ``diagonal``: the diagonal at ``offset`` in the plane of ``axis1``, ``axis2``, differentiable.",
-    'trace': "numpy's ``trace``: the sum along a diagonal, differentiable (``out=`` as numpy's).",
-    'triu': "numpy's ``triu``: the upper triangle from diagonal ``k`` on, the rest zero, differentiable.",
-    'tril': "numpy's ``tril``: the lower triangle up to diagonal ``k``, the rest zero, differentiable.",
-    'take': "numpy's ``take``: elements at ``indices`` (along ``axis``); the gradient scatter-adds back.",
-    'take_along_axis': "numpy's ``take_along_axis``: elements picked by an index array along ``axis``, differentiable.",
-    'select': "numpy's ``select``: per element, the choice of the first true condition, else ``default``; differentiable in the choices.",
-    'choose': "numpy's ``choose``: per element, ``choices[a]``; differentiable in the choices.",
-    'diff': "numpy's ``diff``: the ``n``-th forward difference along ``axis``, differentiable.",
-    'meshgrid': "numpy's ``meshgrid``: coordinate arrays from 1-d coordinate vectors, differentiable.",
-    'vander': "numpy's ``vander``: the Vandermonde matrix of ``x`` (powers of ``x`` as columns), differentiable.",
-    'append': "numpy's ``append``: ``values`` joined to the end of ``arr`` (flattened without ``axis``), differentiable.",
-    'flatnonzero': "numpy's ``flatnonzero``: indices of the nonzero elements of the flattened array (needs concrete values; integer result).",
-    'argwhere': "numpy's ``argwhere``: indices of the nonzero elements, one row each (needs concrete values; integer result).",
-}
-for _name, _doc in _DOCS.items():
-    globals()[_name].__doc__ = _doc
-del _DOCS, _name, _doc
 
 
 # numpy's out=: the result written into the array given, in place (see ._out)

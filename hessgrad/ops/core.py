@@ -47,10 +47,14 @@ def _ones_like(x):
 
 zeros_like = primitive("zeros_like", _zeros_like, nondiff=True, batch=aligned,
                        shape_rule=same_shape(_zeros_like), role=ZEROS_LIKE,
-                       lowering=Lowering(no_alias=True), algebra=Algebra(fill_value=0))
+                       lowering=Lowering(no_alias=True), algebra=Algebra(fill_value=0),
+                       doc=("Zeros with the shape and dtype of ``x`` (a constant: no gradient flows"
+                            " to ``x``)."))
 ones_like = primitive("ones_like", _ones_like, nondiff=True, batch=aligned,
                       shape_rule=same_shape(_ones_like), role=ONES_LIKE,
-                      lowering=Lowering(no_alias=True), algebra=Algebra(fill_value=1))
+                      lowering=Lowering(no_alias=True), algebra=Algebra(fill_value=1),
+                      doc=("Ones with the shape and dtype of ``x`` (a constant: no gradient flows "
+                           "to ``x``)."))
 
 
 def _params_shape(shape, dtype=np.float64, value=None):
@@ -401,7 +405,8 @@ def convert_to_tensor(value, dtype=None):
 
 identity = primitive("identity", lambda x: x, vjp=[lambda g, ans, x: g], linear=True,
                      batch=aligned, sparsity=same, shape_rule=same_shape(lambda x: x),
-                     algebra=Algebra(forwards=True))
+                     algebra=Algebra(forwards=True),
+                     doc="``x`` itself as a new tensor; its gradient passes through unchanged.")
 
 
 def strong(x):
@@ -409,14 +414,3 @@ def strong(x):
     ``np.asarray`` makes of a Python scalar (a float64 or complex128 array), for the functions
     that call it on their non-tensor arguments."""
     return identity(x) if isinstance(x, Tensor) and x._weak else x
-
-
-# Docstrings of the primitives hessgrad exports at its top level.
-_DOCS = {
-    'identity': '``x`` itself as a new tensor; its gradient passes through unchanged.',
-    'zeros_like': 'Zeros with the shape and dtype of ``x`` (a constant: no gradient flows to ``x``).',
-    'ones_like': 'Ones with the shape and dtype of ``x`` (a constant: no gradient flows to ``x``).',
-}
-for _name, _doc in _DOCS.items():
-    globals()[_name].__doc__ = _doc
-del _DOCS, _name, _doc

@@ -139,26 +139,31 @@ def _power_pattern(step):
 
 add = _binary_prim("add", np.add, role=ADD,
                    vjp=[lambda g, a, x, y: g, lambda g, a, x, y: g],
-                   linear=True, lowering=Lowering(lambda x, y: x + y), algebra=Algebra(unit=0))
+                   linear=True, lowering=Lowering(lambda x, y: x + y), algebra=Algebra(unit=0),
+                   doc="``x + y`` elementwise, with numpy broadcasting.")
 subtract = _binary_prim("subtract", np.subtract,
                         vjp=[lambda g, a, x, y: g, lambda g, a, x, y: -g],
                         linear=True, lowering=Lowering(lambda x, y: x - y),
-                        algebra=Algebra(unit=0, unit_at=(1,)))
+                        algebra=Algebra(unit=0, unit_at=(1,)),
+                        doc="``x - y`` elementwise, with numpy broadcasting.")
 multiply = _binary_prim("multiply", np.multiply,
                         vjp=[lambda g, a, x, y: g * y, lambda g, a, x, y: g * x],
                         jvp=[lambda t, a, x, y: t * y,
                              lambda t, a, x, y: t * x],
                         sparsity=_product_pattern,
-                        lowering=Lowering(lambda x, y: x * y), algebra=Algebra(unit=1))
+                        lowering=Lowering(lambda x, y: x * y), algebra=Algebra(unit=1),
+                        doc="``x * y`` elementwise, with numpy broadcasting.")
 divide = _binary_prim("divide", np.true_divide,
                       vjp=[lambda g, a, x, y: g / y, lambda g, a, x, y: -g * a / y],
                       jvp=[lambda t, a, x, y: t / y,
                            lambda t, a, x, y: -t * a / y],
                       sparsity=_quotient_pattern,
-                      lowering=Lowering(lambda x, y: x / y), algebra=Algebra(unit=1, unit_at=(1,)))
+                      lowering=Lowering(lambda x, y: x / y), algebra=Algebra(unit=1, unit_at=(1,)),
+                      doc="``x / y`` elementwise (true division), with numpy broadcasting.")
 true_divide = divide
 negative = elementwise("negative", np.negative, vjp=[lambda g, a, x: -g], linear=True,
-                       lowering=Lowering(lambda x: -x), algebra=Algebra(involution=True))
+                       lowering=Lowering(lambda x: -x), algebra=Algebra(involution=True),
+                       doc="``-x`` elementwise.")
 positive = elementwise("positive", np.positive, vjp=[lambda g, a, x: g], linear=True,
                        lowering=Lowering(lambda x: +x))
 
@@ -197,7 +202,9 @@ power = _binary_prim("power", np.power,
                      jvp=[lambda t, a, x, y: t * _pow_dx(x, y),
                           lambda t, a, x, y: t * _pow_dy(x, a)],
                      sparsity=_power_pattern,
-                     lowering=Lowering(lambda x, y: x ** y, literal=(1,)))
+                     lowering=Lowering(lambda x, y: x ** y, literal=(1,)),
+                     doc=("``x ** y`` elementwise, with numpy broadcasting (differentiable in "
+                          "both)."))
 
 
 # float_power: numpy's own loop (always float64 or complex128); power's rules apply as is.
@@ -210,7 +217,8 @@ float_power = _binary_prim("float_power", np.float_power,
 
 
 square = elementwise("square", np.square, vjp=[lambda g, a, x: g * (2.0 * x)],
-                   jvp=[lambda t, a, x: t * (2.0 * x)], lowering=Lowering(lambda x: x * x))
+                   jvp=[lambda t, a, x: t * (2.0 * x)], lowering=Lowering(lambda x: x * x),
+                   doc="``x * x`` elementwise.")
 reciprocal = elementwise("reciprocal", np.reciprocal, vjp=[lambda g, a, x: -g * a * a],
                        jvp=[lambda t, a, x: -t * a * a], lowering=Lowering(lambda x: 1.0 / x))
 cbrt = _unary_div("cbrt", np.cbrt, lambda a, x: 3.0 * (a * a))
@@ -258,21 +266,26 @@ nextafter = _binary_prim(
 # numpy's exp, log (SIMD loops on AVX2/AVX-512) and the vectorised tanh, sigmoid and logaddexp
 # run several times faster than a loop's libm calls: ``simd``
 exp = elementwise("exp", np.exp, vjp=[lambda g, a, x: g * a], jvp=[lambda t, a, x: t * a],
-                  lowering=Lowering(lambda x: call(math.exp, x), simd=True))
+                  lowering=Lowering(lambda x: call(math.exp, x), simd=True),
+                  doc="``e ** x`` elementwise.")
 exp2 = _unary("exp2", np.exp2, lambda a, x: a * LN2)
 log = elementwise("log", np.log, vjp=[lambda g, a, x: g / x], jvp=[lambda t, a, x: t / x],
-                  lowering=Lowering(lambda x: call(math.log, x), simd=True))
+                  lowering=Lowering(lambda x: call(math.log, x), simd=True),
+                  doc="Natural logarithm, elementwise.")
 log2 = _unary_div("log2", np.log2, lambda a, x: x * LN2)
 log10 = _unary_div("log10", np.log10, lambda a, x: x * LN10)
 log1p = elementwise("log1p", np.log1p, vjp=[lambda g, a, x: g / (1.0 + x)],
                   jvp=[lambda t, a, x: t / (1.0 + x)],
-                  lowering=Lowering(lambda x: call(math.log1p, x)))
+                  lowering=Lowering(lambda x: call(math.log1p, x)),
+                  doc="``log(1 + x)`` elementwise, accurate for small ``x``.")
 expm1 = elementwise("expm1", np.expm1, vjp=[lambda g, a, x: g * (a + 1.0)],
                   jvp=[lambda t, a, x: t * (a + 1.0)],
-                  lowering=Lowering(lambda x: call(math.expm1, x)))
+                  lowering=Lowering(lambda x: call(math.expm1, x)),
+                  doc="``exp(x) - 1`` elementwise, accurate for small ``x``.")
 sqrt = elementwise("sqrt", np.sqrt, vjp=[lambda g, a, x: g * 0.5 / a],
                  jvp=[lambda t, a, x: t * 0.5 / a],
-                 lowering=Lowering(lambda x: call(math.sqrt, x)))
+                 lowering=Lowering(lambda x: call(math.sqrt, x)),
+                 doc="Square root, elementwise.")
 
 
 def _sigmoid(x):
@@ -286,7 +299,9 @@ def _sigmoid(x):
 sigmoid = elementwise("sigmoid", _sigmoid, vjp=[lambda g, a, x: g * (a * (1.0 - a))],
                     jvp=[lambda t, a, x: t * (a * (1.0 - a))],
                     lowering=Lowering(lambda x: call(scalar_kernels.sigmoid, x), simd=True,
-                                      no_alias=True))
+                                      no_alias=True),
+                     doc=("The logistic function ``1 / (1 + exp(-x))``, elementwise (stable "
+                          "for large ``|x|``)."))
 
 
 def _logaddexp_weight(scale, x, y):
@@ -316,7 +331,8 @@ def _logaddexp_prim(name, forward, scale, **flags):
 # numpy.logaddexp, vectorised for large float64 arrays (and one array with a float)
 logaddexp = _logaddexp_prim(
     "logaddexp", vecmath.logaddexp, 1.0, lowering=Lowering(
-        lambda x, y: call(scalar_kernels.logaddexp, x, y), call=vecmath.logaddexp, simd=True))
+        lambda x, y: call(scalar_kernels.logaddexp, x, y), call=vecmath.logaddexp, simd=True),
+    doc="``log(exp(x) + exp(y))`` elementwise without overflow, with numpy broadcasting.")
 logaddexp2 = _logaddexp_prim("logaddexp2", np.logaddexp2, math.log(2.0))
 
 
@@ -327,9 +343,11 @@ def softplus(x):
 
 # --- trigonometric and hyperbolic ----------------------------------------------------------
 sin = elementwise("sin", np.sin, vjp=[lambda g, a, x: g * cos(x)],
-                jvp=[lambda t, a, x: t * cos(x)], lowering=Lowering(lambda x: call(math.sin, x)))
+                jvp=[lambda t, a, x: t * cos(x)], lowering=Lowering(lambda x: call(math.sin, x)),
+                doc="Sine, elementwise.")
 cos = elementwise("cos", np.cos, vjp=[lambda g, a, x: -g * sin(x)],
-                jvp=[lambda t, a, x: -t * sin(x)], lowering=Lowering(lambda x: call(math.cos, x)))
+                jvp=[lambda t, a, x: -t * sin(x)], lowering=Lowering(lambda x: call(math.cos, x)),
+                doc="Cosine, elementwise.")
 tan = _unary("tan", np.tan, lambda a, x: 1.0 + a * a,
              lowering=Lowering(lambda x: call(math.tan, x)))
 # (1 - x)(1 + x) instead of 1 - x*x: no cancellation near |x| = 1.
@@ -344,7 +362,8 @@ cosh = _unary("cosh", np.cosh, lambda a, x: sinh(x),
 tanh = elementwise("tanh", vecmath.tanh,  # numpy.tanh, vectorised for large float64 arrays
                  vjp=[lambda g, a, x: g * (1.0 - a * a)],
                  jvp=[lambda t, a, x: t * (1.0 - a * a)],
-                 lowering=Lowering(lambda x: call(math.tanh, x), call=vecmath.tanh, simd=True))
+                 lowering=Lowering(lambda x: call(math.tanh, x), call=vecmath.tanh, simd=True),
+                 doc="Hyperbolic tangent, elementwise.")
 # hypot(x, 1) = sqrt(1 + x*x) without x*x overflow (real x; hypot has no complex loop)
 arcsinh = _unary_div("arcsinh", np.arcsinh,
                      lambda a, x: sqrt(1.0 + x * x) if dtype_of(x).kind == "c" else hypot(x, 1.0))
@@ -432,12 +451,16 @@ def _abs_pattern(step):
 
 
 absolute = elementwise("absolute", np.abs, vjp=[_abs_vjp], jvp=[_abs_jvp], sparsity=_abs_pattern,
-                       lowering=Lowering(lambda x: call(abs, x)))
+                       lowering=Lowering(lambda x: call(abs, x)),
+                       doc=("``|x|`` elementwise (``hessgrad.abs``); its derivative is -1 below 0, "
+                            "+1 from 0 on."))
 fabs = elementwise("fabs", np.fabs, vjp=[lambda g, a, x: _slope(g, x)],
                    jvp=[lambda t, a, x: _slope(t, x)], sparsity=same,
                    lowering=Lowering(lambda x: call(abs, x)))
 sign = _piecewise_constant("sign", np.sign,
-                           lowering=Lowering(lambda x: call(scalar_kernels.sign, x)))
+                           lowering=Lowering(lambda x: call(scalar_kernels.sign, x)),
+                           doc=("The sign of ``x`` (-1, 0 or 1) elementwise; piecewise constant, "
+                                "its derivative is 0."))
 copysign = _binary_prim(
     "copysign", np.copysign,
     vjp=[lambda g, a, x, y: _copysign_slope(g, x, y), _zero_vjp_second],
@@ -487,9 +510,13 @@ def _extremum_prim(name, forward, weighted, **flags):
 
 
 maximum = _extremum_prim("maximum", np.maximum, _max_weighted, lowering=Lowering(
-    lambda x, y: call(scalar_kernels.maximum, x, y)))
+    lambda x, y: call(scalar_kernels.maximum, x, y)),
+    doc=("The larger of ``x`` and ``y`` elementwise; at ties the gradient is split evenly "
+         "(docs/kinks.md)."))
 minimum = _extremum_prim("minimum", np.minimum, _min_weighted, lowering=Lowering(
-    lambda x, y: call(scalar_kernels.minimum, x, y)))
+    lambda x, y: call(scalar_kernels.minimum, x, y)),
+    doc=("The smaller of ``x`` and ``y`` elementwise; at ties the gradient is split evenly "
+         "(docs/kinks.md)."))
 fmax = _extremum_prim("fmax", np.fmax, _nan_ignoring(_max_weighted))
 fmin = _extremum_prim("fmin", np.fmin, _nan_ignoring(_min_weighted))
 
@@ -567,21 +594,30 @@ where = elementwise(
     "where", _checked("where", np.where, ("condition", "x", "y")),
     vjp=[None, _where_vjp_x, _where_vjp_y], linear=True, broadcasts=True, sparsity=_where_pattern,
     shape_rule=broadcasting("where", np.where, ("condition", "x", "y")),
-    lowering=Lowering(lambda c, x, y: facts.select(c, x, y), no_alias=True, array_0d=True))
+    lowering=Lowering(lambda c, x, y: facts.select(c, x, y), no_alias=True, array_0d=True),
+    doc=("``x`` where ``condition`` holds, else ``y``, elementwise with broadcasting; the gradient "
+         "flows to the branch taken."))
 
 
 # --- comparisons, logic and floating-point classes: boolean results are constants ----------
-def _nondiff_binary(name, forward, scalar=None):
+def _nondiff_binary(name, forward, scalar=None, **flags):
     return _binary_prim(name, forward, nondiff=True,
-                        lowering=None if scalar is None else Lowering(scalar))
+                        lowering=None if scalar is None else Lowering(scalar), **flags)
 
 
-less = _nondiff_binary("less", np.less, lambda x, y: x < y)
-less_equal = _nondiff_binary("less_equal", np.less_equal, lambda x, y: x <= y)
-greater = _nondiff_binary("greater", np.greater, lambda x, y: x > y)
-greater_equal = _nondiff_binary("greater_equal", np.greater_equal, lambda x, y: x >= y)
-equal = _nondiff_binary("equal", np.equal, lambda x, y: eq(x, y))
-not_equal = _nondiff_binary("not_equal", np.not_equal, lambda x, y: ne(x, y))
+less = _nondiff_binary("less", np.less, lambda x, y: x < y,
+                       doc="``x < y`` elementwise (a boolean result, not differentiated).")
+less_equal = _nondiff_binary("less_equal", np.less_equal, lambda x, y: x <= y,
+                             doc="``x <= y`` elementwise (a boolean result, not differentiated).")
+greater = _nondiff_binary("greater", np.greater, lambda x, y: x > y,
+                          doc="``x > y`` elementwise (a boolean result, not differentiated).")
+greater_equal = _nondiff_binary("greater_equal", np.greater_equal, lambda x, y: x >= y,
+                                doc=("``x >= y`` elementwise (a boolean result, not "
+                                     "differentiated)."))
+equal = _nondiff_binary("equal", np.equal, lambda x, y: eq(x, y),
+                        doc="``x == y`` elementwise (a boolean result, not differentiated).")
+not_equal = _nondiff_binary("not_equal", np.not_equal, lambda x, y: ne(x, y),
+                            doc="``x != y`` elementwise (a boolean result, not differentiated).")
 logical_and = _nondiff_binary("logical_and", np.logical_and)
 logical_or = _nondiff_binary("logical_or", np.logical_or)
 logical_not = elementwise("logical_not", np.logical_not, nondiff=True,
@@ -622,39 +658,3 @@ __all__ = [
     "logical_or", "logical_not", "logical_xor", "isfinite", "isnan", "isinf", "signbit",
     "broadcast_to",
 ]
-
-
-# Docstrings of the primitives hessgrad exports at its top level (hg.add, hg.sin, ...).
-_DOCS = {
-    'add': '``x + y`` elementwise, with numpy broadcasting.',
-    'subtract': '``x - y`` elementwise, with numpy broadcasting.',
-    'multiply': '``x * y`` elementwise, with numpy broadcasting.',
-    'divide': '``x / y`` elementwise (true division), with numpy broadcasting.',
-    'negative': '``-x`` elementwise.',
-    'power': '``x ** y`` elementwise, with numpy broadcasting (differentiable in both).',
-    'square': '``x * x`` elementwise.',
-    'exp': '``e ** x`` elementwise.',
-    'expm1': '``exp(x) - 1`` elementwise, accurate for small ``x``.',
-    'log': 'Natural logarithm, elementwise.',
-    'log1p': '``log(1 + x)`` elementwise, accurate for small ``x``.',
-    'sqrt': 'Square root, elementwise.',
-    'sigmoid': 'The logistic function ``1 / (1 + exp(-x))``, elementwise (stable for large ``|x|``).',
-    'logaddexp': '``log(exp(x) + exp(y))`` elementwise without overflow, with numpy broadcasting.',
-    'sin': 'Sine, elementwise.',
-    'cos': 'Cosine, elementwise.',
-    'tanh': 'Hyperbolic tangent, elementwise.',
-    'absolute': '``|x|`` elementwise (``hessgrad.abs``); its derivative is -1 below 0, +1 from 0 on.',
-    'sign': 'The sign of ``x`` (-1, 0 or 1) elementwise; piecewise constant, its derivative is 0.',
-    'maximum': 'The larger of ``x`` and ``y`` elementwise; at ties the gradient is split evenly (docs/kinks.md).',
-    'minimum': 'The smaller of ``x`` and ``y`` elementwise; at ties the gradient is split evenly (docs/kinks.md).',
-    'equal': '``x == y`` elementwise (a boolean result, not differentiated).',
-    'not_equal': '``x != y`` elementwise (a boolean result, not differentiated).',
-    'less': '``x < y`` elementwise (a boolean result, not differentiated).',
-    'less_equal': '``x <= y`` elementwise (a boolean result, not differentiated).',
-    'greater': '``x > y`` elementwise (a boolean result, not differentiated).',
-    'greater_equal': '``x >= y`` elementwise (a boolean result, not differentiated).',
-    'where': '``x`` where ``condition`` holds, else ``y``, elementwise with broadcasting; the gradient flows to the branch taken.',
-}
-for _name, _doc in _DOCS.items():
-    globals()[_name].__doc__ = _doc
-del _DOCS, _name, _doc

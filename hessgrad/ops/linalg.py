@@ -183,7 +183,9 @@ matmul = primitive("matmul", _check_matmul, vjp=[_matmul_vjp_a, _matmul_vjp_b],
                    jvp=[lambda t, ans, a, b: matmul(t, b), lambda t, ans, a, b: matmul(a, t)],
                    batch=_matmul_batch, batch_values=_matmul_batch_values,
                    sparsity=_matmul_pattern, shape_rule=_matmul_shape,
-                   lowering=Lowering(fresh=True, specialize=matmul_kernel))
+                   lowering=Lowering(fresh=True, specialize=matmul_kernel),
+                   doc=("Matrix product ``a @ b`` with numpy's ``matmul`` rules (1-d operands, "
+                        "batched stacks)."))
 
 
 # --- einsum -------------------------------------------------------------------------------
@@ -471,12 +473,3 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     comps = [a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0]
     nd = len(shape_of(comps[0])) + 1
     return stack(*comps, axis=_norm_axis("cross", axisc, nd, "the result"))
-
-
-# Docstring of the primitive hessgrad exports at its top level.
-_DOCS = {
-    'matmul': "Matrix product ``a @ b`` with numpy's ``matmul`` rules (1-d operands, batched stacks).",
-}
-for _name, _doc in _DOCS.items():
-    globals()[_name].__doc__ = _doc
-del _DOCS, _name, _doc

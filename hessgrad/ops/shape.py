@@ -99,7 +99,9 @@ def _concatenate_shape(*xs, axis=0):
 
 concatenate = primitive("concatenate", lambda *xs, axis=0: np.concatenate(xs, axis=axis),
                         vjp=_concatenate_vjp, linear=True, batch=joined, sparsity=MOVES,
-                        shape_rule=_concatenate_shape, role=CONCATENATE)
+                        shape_rule=_concatenate_shape, role=CONCATENATE,
+                        doc=("Arrays joined along an existing ``axis`` (default 0), as "
+                             "``numpy.concatenate``."))
 
 
 
@@ -785,12 +787,3 @@ def insert(arr, obj, values, axis=None):
                        np.arange(shape[ax], shape[ax] + m))
     both = join([arr, values], ax, "insert")
     return getitem(both, index=index_along(ax, len(shape), order))
-
-
-# Docstring of the primitive hessgrad exports at its top level.
-_DOCS = {
-    'concatenate': 'Arrays joined along an existing ``axis`` (default 0), as ``numpy.concatenate``.',
-}
-for _name, _doc in _DOCS.items():
-    globals()[_name].__doc__ = _doc
-del _DOCS, _name, _doc
