@@ -16,6 +16,7 @@ import scipy.sparse as sp
 from . import coloring as _coloring
 from . import sparsity as _sparsity
 from .tracing.capture import CaptureCache
+from .tracing.reroll import rerolled
 from .tracing.function import ConcreteFunction, leaf_key
 from .engine.nest import flatten, structure_key
 from .engine.tensor import Tensor
@@ -201,9 +202,12 @@ class SparseHessian(_PlanCache):
     def _build(self, x, args, cap, once):
         n = x.size
         budget = _sparsity.ENTRY_BUDGET if self._budget is None else self._budget(n)
-        pattern, gave_up, local = _sparsity._hessian_pattern(self.f, x, args, "sparse_hessian",
+        # a loop of scalar operations packed into vector ones (see tracing.reroll): the
+        # detection and the products then walk a few ops instead of the loop
+        f = (rerolled(self.f, [x]) if not args else None) or self.f
+        pattern, gave_up, local = _sparsity._hessian_pattern(f, x, args, "sparse_hessian",
                                                              budget=budget)
-        plan = {"n": n, "traced_pattern": pattern, "gave_up": gave_up, "local": local}
+        plan = {"n": n, "traced_pattern": pattern, "gave_up": gave_up, "local": local, "f": f}
         if self.method == "probe":
             pattern = self._probe(x, args, pattern, cap, once)
         plan["pattern"] = pattern
@@ -231,7 +235,7 @@ class SparseHessian(_PlanCache):
             _coloring.seed_matrix(colors, x.dtype)[:, :plan["ncolors"]].T).reshape(
                 (plan["ncolors"],) + x.shape)
         if plan["ncolors"]:
-            plan["product"] = _Compressed(_hvp(self.f), x, args, x.shape, once,
+            plan["product"] = _Compressed(_hvp(plan.get("f", self.f)), x, args, x.shape, once,
                                           self.jit_kernels)
         return plan
 
@@ -260,7 +264,7 @@ class SparseHessian(_PlanCache):
         n = plan["n"]
         if plan["dense"]:
             self.nhvp += n
-            h = np.asarray(dense_hessian(self.f)(x, *args)).reshape(n, n)
+            h = np.asarray(dense_hessian(plan.get("f", self.f))(x, *args)).reshape(n, n)
             data = h.reshape(-1)[_flat_positions(plan)].astype(x.dtype, copy=False)
         elif not plan["ncolors"]:
             data = np.zeros(0, x.dtype)
@@ -351,7 +355,7 @@ class SparseHessian(_PlanCache):
         n = plan["n"]
         if plan["dense"]:
             self.nhvp += n
-            h = np.asarray(dense_hessian(self.f)(x, *args)).reshape(-1)
+            h = np.asarray(dense_hessian(plan.get("f", self.f))(x, *args)).reshape(-1)
             return h[rows * n + cols].astype(x.dtype, copy=False)
         if not plan["ncolors"]:
             return np.zeros(len(keep), x.dtype)

@@ -50,8 +50,9 @@ TRANSPOSE = Role("its operand with its axes permuted")
 STACK = Role("its operands stacked along a new axis")
 UNSTACK = Role("the parts of its operand along an axis (multiple results)")
 CONCATENATE = Role("its operands joined along an axis")
+INDEX = Role("its operand indexed by a normalized ``index`` param (ints, slices, int arrays)")
 ROLES = (ZEROS_LIKE, ONES_LIKE, ZEROS, CAST, ADD, ADD_N, SUM_TO, BROADCAST_TO, RESHAPE,
-         TRANSPOSE, STACK, UNSTACK, CONCATENATE)
+         TRANSPOSE, STACK, UNSTACK, CONCATENATE, INDEX)
 
 
 class PerInput:

@@ -13,8 +13,8 @@ from ..engine.batching import per_member
 from ..engine.dispatch import bind, note_constant
 from ..engine.facts import Algebra, Lowering
 from ..engine.graph import get_default_graph
-from ..engine.registry import (ADD_N, BROADCAST_TO, CAST, ONES_LIKE, RESHAPE, STACK, SUM_TO,
-                               TRANSPOSE, UNSTACK, ZEROS, ZEROS_LIKE, primitive)
+from ..engine.registry import (ADD_N, BROADCAST_TO, CAST, INDEX, ONES_LIKE, RESHAPE, STACK,
+                               SUM_TO, TRANSPOSE, UNSTACK, ZEROS, ZEROS_LIKE, primitive)
 from ..engine.state import THREAD
 from ..engine.tensor import Tensor, shape_of
 from .batching import aligned, along_axis, batched_index, joined, static_shape
@@ -319,7 +319,7 @@ getitem = primitive("getitem", _getitem,
                     vjp=[lambda g, ans, x, index: scatter_add(g, index=index,
                                                               shape=shape_of(x))],
                     linear=True, shape_rule=_getitem_shape, batch=_getitem_batch,
-                    sparsity=MOVES, algebra=Algebra(noop=_whole))
+                    sparsity=MOVES, algebra=Algebra(noop=_whole), role=INDEX)
 
 
 def _scatter_add_pattern(step):
