@@ -278,10 +278,17 @@ def _getitem_shape(x, index):
     return _getitem(np.broadcast_to(np.zeros((), dtype), shape), index).shape, dtype
 
 
+def _increasing(index):
+    """Whether ``index`` is one integer array of increasing non-negative entries (a gather of
+    distinct elements along the first axis: a scatter can assign)."""
+    return type(index) is np.ndarray and index.ndim == 1 and index.dtype.kind in "iu" and (
+        index.size < 2 or bool(index[0] >= 0 and np.all(index[1:] > index[:-1])))
+
+
 def _scatter_add(g, index, shape):
     out = np.zeros(shape, _dtype(g))
     try:
-        if is_basic_index(index):  # basic indices never repeat an element: plain assignment
+        if is_basic_index(index) or _increasing(index):  # no element twice: assignment
             out[index] = g
         else:
             np.add.at(out, index, g)

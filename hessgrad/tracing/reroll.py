@@ -269,10 +269,10 @@ class _Packer:
                 continue
             if all(n is not None and _int_index(n) is not None for n in sources) and \
                     len({id(self.rep(n.inputs[0])) for n in sources}) == 1:
-                index = tuple(np.array(axis, dtype=np.intp)
-                              for axis in zip(*[_int_index(n) for n in sources]))
+                index = [list(axis) for axis in zip(*[_int_index(n) for n in sources])]
                 out.append(("gather", self.rep(sources[0].inputs[0]),
-                            index[0] if len(index) == 1 else index))
+                            _index_of(index[0]) if len(index) == 1 else
+                            tuple(np.array(axis, dtype=np.intp) for axis in index)))
                 continue
             out.append(("stack", column))
         return out
