@@ -60,6 +60,9 @@ def rerolled(f, args):
     if not isinstance(out, Tensor) or out._value is not None or out.shape != () or \
             graph.captures or len(graph.nodes) < tuning.REROLL_MIN_NODES:
         return None
+    scalars = sum(1 for n in graph.nodes if n.outputs and n.outputs[0].shape == ())
+    if scalars * tuning.REROLL_MIN_GAIN < len(graph.nodes) * (tuning.REROLL_MIN_GAIN - 1):
+        return None  # too few 0-d values for packing to shrink it enough
     program = _pack(graph, inputs, out)
     if program is None or len(program.steps) * tuning.REROLL_MIN_GAIN > len(graph.nodes):
         return None
@@ -110,23 +113,26 @@ def _pack(graph, inputs, out):
 
 
 def _const_key(v):
-    if isinstance(v, np.ndarray):
-        if v.size > 16:
-            return ("array", id(v))
+    """A hashable key equal for equal constants only (-0.0 is not 0.0; large arrays and
+    other objects by identity)."""
+    kind = type(v)
+    if kind is float or isinstance(v, np.floating):
+        return (kind, float(v).hex())
+    if kind in (bool, int, str) or v is None or isinstance(v, (np.integer, np.bool_)):
+        return (kind, v)
+    if kind is complex or isinstance(v, np.complexfloating):
+        return (kind, complex(v).real.hex(), complex(v).imag.hex())
+    if kind is tuple:
+        return (tuple, tuple(_const_key(x) for x in v))
+    if kind is slice:
+        return (slice, _const_key(v.start), _const_key(v.stop), _const_key(v.step))
+    if kind is np.ndarray and v.size <= 16:
         return ("array", v.dtype.str, v.shape, v.tobytes())
-    if isinstance(v, float):
-        return (float, v.hex())
-    return (type(v), v) if isinstance(v, (bool, int, complex, np.generic, str)) else \
-        ("object", id(v))
+    return ("object", id(v))
 
 
 def _params_key(params):
-    try:
-        key = tuple(sorted(params.items()))
-        hash(key)
-        return key
-    except TypeError:
-        return None
+    return tuple((k, _const_key(params[k])) for k in sorted(params))
 
 
 def _operand_key(a, number_of):
@@ -139,17 +145,14 @@ def _value_key(node, number_of):
     """What ``node`` computes, for merging equal computations (None: never merged)."""
     if node.prim.effects or node.prim.writes:
         return None
-    params = _params_key(node.params)
-    if params is None:
-        return None
-    return (node.prim, params, tuple(_operand_key(a, number_of) for a in node.inputs))
+    return (node.prim, _params_key(node.params),
+            tuple(_operand_key(a, number_of) for a in node.inputs))
 
 
 def _scalar_elementwise(node):
     """Whether ``node`` may be packed: a 0-d float64 elementwise op on 0-d operands."""
     prim = node.prim
-    if not prim.algebra.elementwise or prim.multiple_results or prim.effects or \
-            prim.writes or _params_key(node.params) is None:
+    if not prim.algebra.elementwise or prim.multiple_results or prim.effects or prim.writes:
         return False
     out = node.outputs[0]
     if out.shape != () or out.dtype != _F64:
