@@ -1,6 +1,9 @@
 """Re-rolling (hessgrad/tracing/reroll.py): loops of scalar operations packed into vector
 operations before differentiation give the Hessians of the loops as written."""
 
+import os
+import sys
+
 import numpy as np
 import pytest
 
@@ -8,6 +11,9 @@ import hessgrad as hg
 import hessgrad.numpy as hnp
 from hessgrad.kernels import tuning
 from hessgrad.tracing.reroll import rerolled
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "harness"))
+from loop_programs import random_loop  # noqa: E402
 
 T = np.linspace(0.0, 10.0, 40)
 Y = 2 * np.exp(-0.5 * ((T - 4) / 1.3) ** 2) + np.exp(-0.5 * ((T - 6) / 0.7) ** 2)
@@ -157,50 +163,9 @@ def test_every_mode_agrees_with_the_loops(f, x, small, monkeypatch):
                                atol=1e-11 * scale)
 
 
-def _random_loop(seed):
-    """A random loop of scalar operations over ``x`` (size 6): per iteration a few
-    temporaries from elements of ``x`` (by index expressions in ``i``), per-iteration and
-    shared constants and earlier temporaries; one or two running sums, sometimes read back."""
-    rng = np.random.default_rng(seed)
-    m, n = int(rng.integers(5, 12)), 6
-    consts = rng.uniform(0.5, 1.5, m)
-    unary = [hnp.sin, hnp.cos, hnp.tanh, hnp.exp, lambda a: a * a, lambda a: -a]
-    binary = [lambda a, b: a + b, lambda a, b: a - b, lambda a, b: a * b,
-              lambda a, b: a / (1.5 + b * b)]
-    plan = []
-    for k in range(int(rng.integers(2, 6))):
-        kind = rng.integers(0, 4)
-        plan.append((kind, int(rng.integers(0, len(unary))), int(rng.integers(0, len(binary))),
-                     int(rng.integers(0, n)), int(rng.integers(1, 3)), int(rng.integers(0, k + 1))))
-    feedback = bool(rng.integers(0, 4) == 0)
-    two_sums = bool(rng.integers(0, 2))
-
-    def f(x):
-        s, s2 = 0.0, 1.0
-        for i in range(m):
-            temps = [x[(i * 2 + 1) % n]]
-            for kind, u, b, j, step, back in plan:
-                a = temps[back % len(temps)]
-                if kind == 0:
-                    t = unary[u](a)
-                elif kind == 1:
-                    t = binary[b](a, x[(j + step * i) % n])
-                elif kind == 2:
-                    t = binary[b](a, consts[i])
-                else:
-                    t = binary[b](a, 0.75)
-                temps.append(t)
-            term = temps[-1] * (hnp.tanh(s) if feedback else 1.0)
-            s = s + term
-            if two_sums:
-                s2 = s2 + temps[1] * temps[-1]
-        return s + 0.1 * s2 * s2
-    return f, rng.uniform(-1.0, 1.0, n)
-
-
 @pytest.mark.parametrize("seed", range(24))
 def test_random_loops(seed, small, monkeypatch):
-    f, x = _random_loop(seed)
+    f, x = random_loop(seed)
     with monkeypatch.context() as m:
         m.setattr(tuning, "REROLL_MIN_NODES", 10 ** 9)
         want_g, want_h = hg.grad(f)(x), hg.hessian(f)(x)
