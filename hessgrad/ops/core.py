@@ -143,10 +143,28 @@ def _given_shape(x, shape):
     return tuple(shape), np.result_type(stand_in(x))
 
 
+def _sum_of_broadcast(sweep, op):
+    """A compiler rewrite: ``sum_to(broadcast_to(x))`` back to x's type is x times the number
+    of copies (equal up to rounding: the sum added them one by one)."""
+    src = sweep.producer.get(op.args[0])
+    if src is None or src.prim is not BROADCAST_TO.prim or src.multi or \
+            not sweep.same_type(src.args[0], op.outs[0]):
+        return None
+    x = src.args[0]
+    k = math.prod(sweep.shape(src.outs[0]) or (0,)) // max(math.prod(sweep.shape(x)), 1)
+    if k == 1:
+        return sweep.to(op, x)
+    if k == 0 or sweep.dtype(x).kind != "f":
+        return None
+    from .elementwise import multiply  # elementwise imports this module
+    return [op.replace(prim=multiply.primitive, args=[x, sweep.new_const(float(k))],
+                       params={})]
+
+
 sum_to = primitive("sum_to", _sum_to,
                    vjp=[lambda g, ans, x, shape: broadcast_to(g, shape=shape_of(x))],
                    linear=True, batch=_sum_to_batch, sparsity=_sum_to_pattern,
-                   shape_rule=_given_shape, role=SUM_TO,
+                   shape_rule=_given_shape, role=SUM_TO, rewrites=(_sum_of_broadcast,),
                    lowering=Lowering(array_0d=True), algebra=Algebra(noop=True))
 broadcast_to = primitive("broadcast_to", _broadcast_to,
                          vjp=[lambda g, ans, x, shape: sum_to(g, shape=shape_of(x))],
