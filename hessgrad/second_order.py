@@ -177,11 +177,11 @@ def hvp(f, argnums=0, mode="auto", holomorphic=False):
 def _rerolled_hvp(f, argnums, mode, holomorphic, fname):
     """For :class:`CapturedTraces`: at ``(x, v)``, the HVP of ``f`` re-rolled (a long loop of
     scalar operations packed into vector operations, see tracing.reroll), or None."""
-    def substitute(args_and_v, kwargs):
+    def substitute(args_and_v, kwargs, ops):
         args = args_and_v[:-1]
         if kwargs or len(args) != 1 or argnums not in (0, -1) or holomorphic:
             return None
-        g = rerolled(f, args)
+        g = rerolled(f, args, ops)
         return None if g is None else _hvp(g, argnums, mode, holomorphic, fname)
     return substitute
 

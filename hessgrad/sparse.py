@@ -15,7 +15,7 @@ import scipy.sparse as sp
 
 from . import coloring as _coloring
 from . import sparsity as _sparsity
-from .tracing.capture import CaptureCache
+from .tracing.capture import TRUSTED, CaptureCache
 from .tracing.reroll import rerolled
 from .tracing.function import ConcreteFunction, leaf_key
 from .engine.nest import flatten, structure_key
@@ -204,7 +204,8 @@ class SparseHessian(_PlanCache):
         budget = _sparsity.ENTRY_BUDGET if self._budget is None else self._budget(n)
         # a loop of scalar operations packed into vector ones (see tracing.reroll): the
         # detection and the products then walk a few ops instead of the loop
-        f = (rerolled(self.f, [x]) if not args else None) or self.f
+        ops = None if cap is TRUSTED else cap.ops()
+        f = (rerolled(self.f, [x], ops) if not args else None) or self.f
         pattern, gave_up, local = _sparsity._hessian_pattern(f, x, args, "sparse_hessian",
                                                              budget=budget)
         plan = {"n": n, "traced_pattern": pattern, "gave_up": gave_up, "local": local, "f": f}

@@ -509,8 +509,9 @@ class CapturedTraces:
     def __init__(self, fn, f, substitute=None):
         self.fn = fn
         self.cache = CaptureCache(f)
-        # substitute(args): the function to trace instead of fn at these arguments, or None
-        # (fn of a re-rolled f, see .reroll); built with the trace, once per capture key
+        # substitute(args, kwargs, ops): the function to trace instead of fn at these
+        # arguments (ops: how many ops f's capture run made, None if unknown), or None (fn of
+        # a re-rolled f, see .reroll); built with the trace, once per capture key
         self.substitute = substitute
 
     def check(self, args, kwargs):
@@ -520,7 +521,7 @@ class CapturedTraces:
         def build(once):
             fn = self.fn
             if self.substitute is not None:
-                fn = self.substitute(args, kwargs) or fn
+                fn = self.substitute(args, kwargs, None if cap is TRUSTED else cap.ops()) or fn
             try:
                 return ConcreteFunction(fn, args, kwargs, jit_kernels=not once)
             except ConcretizationError:

@@ -22,6 +22,7 @@ random one; otherwise the caller keeps the function as it is.
 """
 
 import heapq
+import weakref
 
 import numpy as np
 
@@ -36,15 +37,40 @@ from ..kernels import tuning
 _F64 = np.dtype(np.float64)
 
 
-def rerolled(f, args):
+# f -> the input shapes (and thresholds) at which it was traced and not packed: not traced
+# again for them
+_REFUSED = weakref.WeakKeyDictionary()
+
+
+def rerolled(f, args, ops=None):
     """A function equal to ``f`` on arrays of ``args``' shapes (float64; numpy arrays or
     tensors of known shape), as a packed program (see the module's doc), or None: ``f`` is not
     such a loop of scalar operations (fewer than ``tuning.REROLL_MIN_NODES`` nodes, branches
     on values, reads tensors from outside), or packing would not shrink it at least
-    ``tuning.REROLL_MIN_GAIN`` times. ``f`` is traced apart from any trace or tape around."""
+    ``tuning.REROLL_MIN_GAIN`` times. ``f`` is traced apart from any trace or tape around;
+    ``ops``: how many ops a run of ``f`` made, when the caller knows (fewer than
+    ``REROLL_MIN_NODES``: no trace)."""
     shapes = [_shape(a) for a in args]
-    if None in shapes:
+    if None in shapes or ops is not None and ops < tuning.REROLL_MIN_NODES:
         return None
+    key = (tuple(shapes), tuning.REROLL_MIN_NODES, tuning.REROLL_MIN_GAIN,
+           tuning.REROLL_MIN_LANES)
+    try:
+        if key in _REFUSED.get(f, ()):
+            return None
+    except TypeError:  # f cannot be weakly referenced: tried every time
+        pass
+    program = _program(f, shapes, args)
+    if program is None:
+        try:
+            _REFUSED.setdefault(f, set()).add(key)
+        except TypeError:
+            pass
+    return program
+
+
+def _program(f, shapes, args):
+    """:func:`rerolled`'s packed program, or None."""
     state = THREAD.state
     graph = TraceGraph()
     saved = state.recorders, state.limit, state.lift
