@@ -13,6 +13,7 @@ from .arguments import (NonScalarOutput, as_tensors, check_holomorphic, check_li
 from .recent import Recent
 from .custom import CUSTOM
 from .tracing.capture import CapturedTraces
+from .tracing.reroll import rerolled
 from .engine.forward import ForwardAccumulator
 from .engine.gradients import gradients
 from .engine.state import THREAD
@@ -173,6 +174,18 @@ def hvp(f, argnums=0, mode="auto", holomorphic=False):
     return _hvp(f, argnums, mode, holomorphic, "hvp")
 
 
+def _rerolled_hvp(f, argnums, mode, holomorphic, fname):
+    """For :class:`CapturedTraces`: at ``(x, v)``, the HVP of ``f`` re-rolled (a long loop of
+    scalar operations packed into vector operations, see tracing.reroll), or None."""
+    def substitute(args_and_v, kwargs, ops):
+        args = args_and_v[:-1]
+        if kwargs or len(args) != 1 or argnums not in (0, -1) or holomorphic:
+            return None
+        g = rerolled(f, args, ops)
+        return None if g is None else _hvp(g, argnums, mode, holomorphic, fname)
+    return substitute
+
+
 def _hvp(f, argnums, mode, holomorphic, fname):
     """:func:`hvp`, its errors about ``f``'s output naming ``fname`` (hessian's too)."""
     if mode not in MODES:
@@ -236,7 +249,8 @@ def make_hvp(f, argnums=0, mode="auto"):
 
 def _make_hvp(f, argnums, mode):
     product = hvp(f, argnums, mode)
-    traced = CapturedTraces(product, f)  # one trace per signature and capture, every point
+    # one trace per signature and capture, every point
+    traced = CapturedTraces(product, f, _rerolled_hvp(f, argnums, mode, False, "hvp"))
 
     def at(*args, **kwargs):
         single, nums = parse_argnums(argnums, len(args), "make_hvp")
@@ -406,7 +420,8 @@ def _dense_hessian(f, argnums, structure, has_aux=False, holomorphic=False):
             return h, returned(aux, is_plain(args))
         return with_aux
     # one trace per argument signature and capture key, reused at every x
-    traced = CapturedTraces(_hvp(f, argnums, "auto", holomorphic, "hessian"), f)
+    traced = CapturedTraces(_hvp(f, argnums, "auto", holomorphic, "hessian"), f,
+                            _rerolled_hvp(f, argnums, "auto", holomorphic, "hessian"))
     checker = [structure(f) if structure else None]
 
     def structured(args, kwargs, cap):
@@ -554,6 +569,8 @@ def _hessian_tensors(f, args, kwargs, nums, single, shapes, sizes, holomorphic=F
     """Differentiable Hessian (tensor inputs, or inside a trace): per argument ``j``, the HVPs
     of all its basis vectors as one batch (one HVP traced and replayed on them, as JAX's
     ``vmap`` of ``jvp`` of ``grad`` does), so it can nest and a trace stays one HVP big."""
+    if single and len(args) == 1 and not kwargs and not holomorphic:
+        f = rerolled(f, args) or f  # a loop of scalar ops packed: a smaller trace
     product = _hvp(f, nums[0] if single else nums, "auto", holomorphic, "hessian")
     blocks = [[None] * len(shapes) for _ in shapes]
     for j, n_j in enumerate(sizes):

@@ -8,12 +8,15 @@ product are cached per input shape, dtype and capture key (``tracing.capture``),
 calls at other points only run the batched product and a gather.
 """
 
+import copy
+
 import numpy as np
 import scipy.sparse as sp
 
 from . import coloring as _coloring
 from . import sparsity as _sparsity
-from .tracing.capture import CaptureCache
+from .tracing.capture import TRUSTED, CaptureCache
+from .tracing.reroll import rerolled
 from .tracing.function import ConcreteFunction, leaf_key
 from .engine.nest import flatten, structure_key
 from .engine.tensor import Tensor
@@ -123,6 +126,38 @@ def _max_row_count(pattern):
     return int(np.diff(pattern.indptr).max(initial=0))
 
 
+def _matrix(plan, data, shape, out, what):
+    """``data`` in the plan's pattern as a CSR matrix: written into ``out`` (a matrix of that
+    pattern) when given, else a new matrix. A new one is a shallow copy of a template built
+    once, with its own index arrays: scipy's constructor checks and converts the indices at
+    every call, which cost more than the products on small problems."""
+    if out is not None:
+        _check_out(out, plan["pattern"], shape, what)
+        out.data[...] = data
+        return out
+    template = plan.get("csr")
+    if template is None:
+        pattern = plan["pattern"]
+        template = plan["csr"] = sp.csr_matrix(
+            (np.zeros(pattern.nnz, data.dtype), pattern.indices, pattern.indptr), shape=shape)
+    m = copy.copy(template)
+    m.indices, m.indptr, m.data = template.indices.copy(), template.indptr.copy(), data
+    return m
+
+
+def _check_out(out, pattern, shape, what):
+    """``out`` is a CSR matrix of ``shape`` with ``pattern``'s entries."""
+    if not (sp.issparse(out) and out.format == "csr"):
+        raise TypeError(f"{what}: out must be a scipy.sparse CSR matrix returned by an earlier "
+                        f"call, got {type(out).__name__}")
+    if out.shape != shape or out.nnz != pattern.nnz or \
+            not np.array_equal(out.indptr, pattern.indptr) or \
+            not np.array_equal(out.indices, pattern.indices):
+        raise ValueError(f"{what}: out must have the pattern of this call's result (shape "
+                         f"{shape}, {pattern.nnz} entries), got shape {out.shape} with "
+                         f"{out.nnz} entries")
+
+
 class _PlanCache:
     """Pattern, coloring and traced product are built once per input shape, dtype, argument
     signature and capture key (``_build``; see ``tracing.capture``) and reused at every point.
@@ -167,9 +202,13 @@ class SparseHessian(_PlanCache):
     def _build(self, x, args, cap, once):
         n = x.size
         budget = _sparsity.ENTRY_BUDGET if self._budget is None else self._budget(n)
-        pattern, gave_up, local = _sparsity._hessian_pattern(self.f, x, args, "sparse_hessian",
+        # a loop of scalar operations packed into vector ones (see tracing.reroll): the
+        # detection and the products then walk a few ops instead of the loop
+        ops = None if cap is TRUSTED else cap.ops()
+        f = (rerolled(self.f, [x], ops) if not args else None) or self.f
+        pattern, gave_up, local = _sparsity._hessian_pattern(f, x, args, "sparse_hessian",
                                                              budget=budget)
-        plan = {"n": n, "traced_pattern": pattern, "gave_up": gave_up, "local": local}
+        plan = {"n": n, "traced_pattern": pattern, "gave_up": gave_up, "local": local, "f": f}
         if self.method == "probe":
             pattern = self._probe(x, args, pattern, cap, once)
         plan["pattern"] = pattern
@@ -197,7 +236,7 @@ class SparseHessian(_PlanCache):
             _coloring.seed_matrix(colors, x.dtype)[:, :plan["ncolors"]].T).reshape(
                 (plan["ncolors"],) + x.shape)
         if plan["ncolors"]:
-            plan["product"] = _Compressed(_hvp(self.f), x, args, x.shape, once,
+            plan["product"] = _Compressed(_hvp(plan.get("f", self.f)), x, args, x.shape, once,
                                           self.jit_kernels)
         return plan
 
@@ -222,24 +261,27 @@ class SparseHessian(_PlanCache):
         return found
 
     # --- evaluation --------------------------------------------------------------------------
-    def _evaluate(self, plan, x, args, cap):
+    def _evaluate(self, plan, x, args, cap, out=None):
         n = plan["n"]
         if plan["dense"]:
             self.nhvp += n
-            h = np.asarray(dense_hessian(self.f)(x, *args)).reshape(n, n)
-            return sp.csr_matrix(h)
-        pattern = plan["pattern"]
-        if not plan["ncolors"]:
-            return sp.csr_matrix((n, n), dtype=x.dtype)
-        self.nhvp += plan["ncolors"]
-        b = plan["product"](x, args, plan["seeds"], cap)
-        data = b.reshape(-1)[plan["index"]].astype(x.dtype, copy=False)
-        return sp.csr_matrix((data, pattern.indices, pattern.indptr), shape=(n, n))
+            h = np.asarray(dense_hessian(plan.get("f", self.f))(x, *args)).reshape(n, n)
+            data = h.reshape(-1)[_flat_positions(plan)].astype(x.dtype, copy=False)
+        elif not plan["ncolors"]:
+            data = np.zeros(0, x.dtype)
+        else:
+            self.nhvp += plan["ncolors"]
+            b = plan["product"](x, args, plan["seeds"], cap)
+            data = b.reshape(-1)[plan["index"]].astype(x.dtype, copy=False)
+        return _matrix(plan, data, (n, n), out, "sparse_hessian")
 
-    def __call__(self, x, *args):
+    def __call__(self, x, *args, out=None):
+        """The Hessian at ``x`` as a CSR matrix; ``out``: a matrix an earlier call returned
+        (same shapes, so the same pattern), overwritten and returned (no allocation: the
+        values of a loop's matrix refreshed in place)."""
         x = _point(x, "sparse_hessian")
         plan, cap = self._plan(x, args)
-        return self._evaluate(plan, x, args, cap)
+        return self._evaluate(plan, x, args, cap, out)
 
     def dense(self, x, *args, capture=None):
         """The Hessian as a dense array of shape ``x.shape + x.shape``, assembled from the
@@ -314,7 +356,7 @@ class SparseHessian(_PlanCache):
         n = plan["n"]
         if plan["dense"]:
             self.nhvp += n
-            h = np.asarray(dense_hessian(self.f)(x, *args)).reshape(-1)
+            h = np.asarray(dense_hessian(plan.get("f", self.f))(x, *args)).reshape(-1)
             return h[rows * n + cols].astype(x.dtype, copy=False)
         if not plan["ncolors"]:
             return np.zeros(len(keep), x.dtype)
@@ -484,15 +526,17 @@ class SparseJacobian(_PlanCache):
                                           self.jit_kernels)
         return plan
 
-    def __call__(self, x, *args):
+    def __call__(self, x, *args, out=None):
+        """The Jacobian at ``x`` as a CSR matrix; ``out`` as for :class:`SparseHessian`."""
         x = _point(x, "sparse_jacobian")
         plan, cap = self._plan(x, args)
-        pattern, m, n = plan["pattern"], plan["m"], plan["n"]
+        m, n = plan["m"], plan["n"]
         if not plan["ncolors"]:
-            return sp.csr_matrix((m, n), dtype=x.dtype)
-        b = plan["product"](x, args, plan["seeds"], cap)
-        data = b.reshape(-1)[plan["index"]].astype(x.dtype, copy=False)
-        return sp.csr_matrix((data, pattern.indices, pattern.indptr), shape=(m, n))
+            data = np.zeros(0, x.dtype)
+        else:
+            b = plan["product"](x, args, plan["seeds"], cap)
+            data = b.reshape(-1)[plan["index"]].astype(x.dtype, copy=False)
+        return _matrix(plan, data, (m, n), out, "sparse_jacobian")
 
     def pattern(self, x, *args):
         x = _point(x, "sparse_jacobian")

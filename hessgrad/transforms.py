@@ -16,10 +16,12 @@ from .engine.backprop import UnconnectedGradients
 from .engine.batching import stacked_rows
 from .engine.forward import ForwardAccumulator
 from .engine.tape import GradientTape
+from .engine.state import THREAD
 from .engine.tensor import Tensor, owned, shape_of
 from .ops.core import constant, convert_to_tensor, reshape
 from .ops.reduction import sum as reduce_sum
 from .ops.shape import transpose
+from .tracing.reroll import rerolled
 
 
 def _plain_value_and_grad(f, args, kwargs, i):
@@ -59,9 +61,13 @@ def value_and_grad(f, argnums=0, has_aux=False, holomorphic=False):
         plain = is_plain(args)
         lifted, sources = lift(args, nums, "grad")
         check_holomorphic(holomorphic, sources, "grad", "inputs")
+        g = f
+        if THREAD.state.graphs and fast == 0 and len(args) == 1 and not kwargs:
+            # traced once, run many times: a loop of scalar ops is worth packing first
+            g = rerolled(f, args) or f
         with GradientTape(watch_accessed_variables=False) as tape:
             tape.watch(sources)
-            value, aux = split_aux(f(*lifted, **kwargs), has_aux, "grad")
+            value, aux = split_aux(g(*lifted, **kwargs), has_aux, "grad")
         check_scalar(value, "grad")
         check_output_dtype(value, "grad", holomorphic)
         if isinstance(value, Tensor):  # the tape's core directly: the lists are flat already

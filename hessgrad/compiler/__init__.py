@@ -3,7 +3,7 @@
 ``compile_plan(plan)`` takes a :class:`~hessgrad.engine.graph.Plan` (steps left after
 constant folding) and returns a :class:`CompiledPlan` whose ``run`` computes the same
 fetches with the passes of :mod:`.pipeline`, in order: the optimizer (dead code, the
-simplify sweeps -- folding, the primitives' algebra, rewrites registered per primitive, common
+simplify sweeps -- folding, the primitives' algebra, the rewrites they declare, common
 subexpressions --, diagonal products, in-place accumulation of sliced gradients), then the
 lowering: one compiled function for a small program (:mod:`.wholegraph`: a typed loop
 representation compiled by llvmlite or Numba), else streamed rows and merged products of large

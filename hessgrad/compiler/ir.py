@@ -19,6 +19,7 @@ class Internal:
     are listed in ``describe``), ``batch(prog, op, k)`` when a batched program rewrites it."""
 
     effects, writes, multiple_results, algebra = False, None, False, NO_ALGEBRA
+    rewrites = ()
 
     def __init__(self, name, lowering=NO_LOWERING, group=False, batch=None, of=None):
         self.name = name

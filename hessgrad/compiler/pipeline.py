@@ -9,8 +9,9 @@ compiled; ``jit_kernels``: with compiled kernels) and a one-line description;
 ``hessgrad.function``'s summary (``print(f.graph)``) lists the passes that changed something,
 and ``skip`` (or ``HESSGRAD_SKIP_PASSES=cse,fuse``) turns named passes off.
 
-Rewrites are registered per primitive (:mod:`.rewrite`), or follow from what a primitive
-declares (``prim.algebra``); lowerings read ``prim.lowering``. No pass names an op.
+Rewrites are declared with each primitive (``prim.rewrites``, ``prim.algebra``), or
+registered per primitive object for a pass of its own (:mod:`.rewrite`); lowerings read
+``prim.lowering``. No pass names an op.
 """
 
 import os
@@ -99,8 +100,8 @@ OPTIMIZE = (
          steps=(("fold", "ops of constants become constants"),
                 ("algebra", "units (x * 1, x + 0, zeros in add_n), involutions, compositions,"
                  " no-op params, constant fills, forwarding, as the primitives declare"),
-                ("rewrites", "the rewrites registered per primitive (outer products, sums "
-                 "of broadcasts)"),
+                ("rewrites", "the rewrite rules each primitive declares (outer products, "
+                 "sums of broadcasts, constant powers as products and square roots)"),
                 ("scalarize", "constant arrays of one value in elementwise ops become "
                  "scalars"),
                 ("cse", "an op equal to an earlier one is dropped"))),

@@ -1,10 +1,13 @@
-"""The machinery of rewrites: rules registered per primitive object, and one sweep that
-applies a list of steps to every op of a program in order.
+"""The machinery of rewrites: one sweep that applies a list of steps to every op of a
+program in order, and rules registered per primitive object for the passes that are not a
+primitive's own business (the accumulate and diagonal-products passes).
 
-A step (or a rule) is ``step(sweep, op)``: None leaves the op to the next step; a list of ops
-takes its place (its last op usually computes ``op``'s outputs; an empty list when the step
-made them aliases of other values (:meth:`Sweep.to`) or constants). Rules build ops with
-``op.replace(...)``, which copies the params and everything else they do not change.
+A step is ``step(sweep, op)``: None leaves the op to the next step; a list of ops takes its
+place (its last op usually computes ``op``'s outputs; an empty list when the step made them
+aliases of other values (:meth:`Sweep.to`) or constants). The rules a primitive declares
+(``prim.rewrites``) are steps too; they read the program and build ops through the sweep's
+methods below, and ``op.replace(...)``, which copies the params and everything else they do
+not change.
 """
 
 import numpy as np
@@ -32,6 +35,16 @@ class Rules:
             if out is not None:
                 return out
         return None
+
+
+def declared(sweep, op):
+    """A step: the first of the rules the op's primitive declares (``prim.rewrites``) that
+    applies."""
+    for rule in op.prim.rewrites:
+        out = rule(sweep, op)
+        if out is not None:
+            return out
+    return None
 
 
 class Sweep:
@@ -92,6 +105,37 @@ class Sweep:
             a = np.asarray(self.prog.consts[v])
             self._fills[key] = a.dtype.kind in "biufc" and a.size > 0 and bool(np.all(a == x))
         return self._fills[key]
+
+    # --- what a primitive's rewrite rules may ask and build --------------------------------
+    def shape(self, v):
+        """``v``'s static shape, or None when some of it is known only at run time."""
+        shape = self.prog.shape(v)
+        return shape if known(shape) else None
+
+    def dtype(self, v):
+        return self.prog.dtype(v)
+
+    def constant(self, v):
+        """``v``'s value when it is a constant of the program, else None."""
+        return self.prog.consts.get(v)
+
+    def new_const(self, value):
+        return self.prog.new_const(value)
+
+    def emit(self, op, prim, args, dtype=None):
+        """A new op of ``prim`` (no params) on ``args`` standing for ``op``'s graph node, its
+        result a new value of ``op``'s result's shape and of ``dtype`` (default: its dtype)."""
+        out = self.prog.new_value(self.prog.shape(op.outs[0]),
+                                  self.prog.dtype(op.outs[0]) if dtype is None else dtype)
+        return op.replace(prim=prim, args=list(args), params={}, outs=(out,))
+
+    def fill(self, op, value):
+        """``op``'s (single) result is ``value`` everywhere, a constant of its type (a numpy
+        scalar when 0-d, as numpy's ufuncs give)."""
+        out = op.outs[0]
+        shape, dtype = self.prog.shape(out), self.prog.dtype(out)
+        self.prog.consts[out] = dtype.type(value) if shape == () else np.full(shape, value, dtype)
+        return []
 
     def same_type(self, a, b):
         """Values ``a`` and ``b`` have the same known shape and dtype."""

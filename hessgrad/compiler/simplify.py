@@ -1,14 +1,14 @@
 """The simplify pass: sweeps that fold constants, apply what primitives declare about their
-algebra (``prim.algebra``) and the rewrites registered for them (:mod:`.rewrites`), and merge
-common subexpressions, until nothing changes. Each step is exact (the one registered rewrite
-that is not, ``sum_to`` of a broadcast, says so)."""
+algebra (``prim.algebra``) and the rewrite rules they declare (``prim.rewrites``), and merge
+common subexpressions, until nothing changes. Each step is exact, or says where it is not
+(``sum_to`` of a broadcast rounds differently, a constant power is products within an ulp
+or two)."""
 
 import numpy as np
 
 from ..kernels import tuning
 from .ir import dead_code, has_effects, known
-from .rewrite import Sweep
-from .rewrites import REWRITES
+from .rewrite import Sweep, declared
 
 
 def fold(sweep, op):
@@ -144,7 +144,7 @@ def _const_key(value):
 
 
 # the steps of a sweep, in order: the first that rewrites an op wins
-STEPS = {"fold": fold, "algebra": algebra, "rewrites": REWRITES, "scalarize": scalarize,
+STEPS = {"fold": fold, "algebra": algebra, "rewrites": declared, "scalarize": scalarize,
          "cse": cse}
 
 

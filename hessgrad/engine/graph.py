@@ -441,15 +441,6 @@ def dependent(steps, batched):
     return batched
 
 
-def batched_step(prim, args, flags, params):
-    """One plan step on a batch of values (the primitive's batching rule, see
-    :mod:`.batching`): its result, or results."""
-    from .batching import on_values  # (batching builds on graphs)
-    k = next(len(a) for a, f in zip(args, flags) if f)
-    outs = on_values(prim, args, flags, params, k)
-    return outs if prim.multiple_results else outs[0]
-
-
 def _where(node):
     return f"while running graph node {node.name} (op {node.prim.name})"
 
@@ -735,6 +726,7 @@ class Plan:
         return flags
 
     def _run_flagged(self, feed_values, batched, env=None, steps=None):
+        from .batching import on_values  # (batching builds on graphs)
         env = list(self.template if env is None else env)
         is_batched = [False] * len(env)
         for s, v, flag in zip(self.feed_slots, feed_values, batched):
@@ -749,8 +741,11 @@ class Plan:
                 if not any(flags):
                     result = forward(*args, **params)
                     batched_out = False
-                else:
-                    result = batched_step(node.prim, args, flags, params)
+                else:  # the primitive's batching rule, see .batching
+                    prim = node.prim
+                    k = next(len(a) for a, f in zip(args, flags) if f)
+                    result = on_values(prim, args, flags, params, k)
+                    result = result if prim.multiple_results else result[0]
                     batched_out = True
             except Exception as exc:
                 exc.add_note(_where(node) + " on a batch")

@@ -50,8 +50,9 @@ TRANSPOSE = Role("its operand with its axes permuted")
 STACK = Role("its operands stacked along a new axis")
 UNSTACK = Role("the parts of its operand along an axis (multiple results)")
 CONCATENATE = Role("its operands joined along an axis")
+INDEX = Role("its operand indexed by a normalized ``index`` param (ints, slices, int arrays)")
 ROLES = (ZEROS_LIKE, ONES_LIKE, ZEROS, CAST, ADD, ADD_N, SUM_TO, BROADCAST_TO, RESHAPE,
-         TRANSPOSE, STACK, UNSTACK, CONCATENATE)
+         TRANSPOSE, STACK, UNSTACK, CONCATENATE, INDEX)
 
 
 class PerInput:
@@ -129,19 +130,25 @@ class Primitive:
         role: a :class:`Role` this op plays for the engine.
         lowering: how the compiler emits the op (:class:`hessgrad.engine.facts.Lowering`).
         algebra: facts the compiler's rewrites use (:class:`hessgrad.engine.facts.Algebra`).
+        rewrites: rules the compiler's simplify pass tries on the op, in order, each
+            ``rule(sweep, op)`` returning None (not applicable) or the ops that replace it:
+            cheaper equal computations that look at its operands (an outer product as a
+            multiply, a constant power as products). A rule reads the program and builds ops
+            only through ``sweep`` and ``op`` (see :class:`hessgrad.compiler.rewrite.Sweep`),
+            so an op file needs nothing from the compiler.
     """
 
     __slots__ = ("name", "forward", "eager_forward", "vjps", "jvps", "joint_vjp", "joint_jvp",
                  "linear", "shape_rule", "none_grads_ok", "nondiff", "multiple_results",
                  "batch", "batch_values", "sparsity", "array_rules", "builtin", "closures",
                  "broadcasts", "fast_vjps", "effects", "writes", "pass_through", "lowering",
-                 "algebra")
+                 "algebra", "rewrites")
 
     def __init__(self, name, forward, vjp=None, jvp=None, *, linear=False, shape_rule=None,
                  none_grads_ok=False, nondiff=False, multiple_results=False, closures=False,
                  broadcasts=False, batch=None, batch_values=None, sparsity=None, effects=False,
                  writes=None, pass_through=False, role=None, array_rules=None, lowering=None,
-                 algebra=None):
+                 algebra=None, rewrites=()):
         if name in PRIMITIVES and (PRIMITIVES[name].builtin or not _SEALED):
             raise ValueError(f"primitive {name!r} is registered twice" if not _SEALED else
                              f"primitive {name!r} is one of hessgrad's: choose another name")
@@ -173,6 +180,7 @@ class Primitive:
         self.pass_through = pass_through
         self.lowering = NO_LOWERING if lowering is None else lowering
         self.algebra = NO_ALGEBRA if algebra is None else algebra
+        self.rewrites = tuple(rewrites)
         if role is not None:
             if role.prim is not None:
                 raise ValueError(f"primitive {name!r}: role {role!r} is played by "

@@ -95,3 +95,10 @@ TIER_DUTY = 0.15
 # at each new k). Measured (Rosenbrock n=1000, an MLP of 705 parameters): 8 columns in one
 # batched run cost 1.5-4 matvecs.
 MATMAT_BLOCK = 8
+
+# Re-rolling (tracing/reroll.py): a traced function of at least this many nodes whose packed
+# program is at least REROLL_MIN_GAIN times smaller is differentiated as the packed program;
+# a pack needs REROLL_MIN_LANES like operations.
+REROLL_MIN_NODES = 2000
+REROLL_MIN_GAIN = 4
+REROLL_MIN_LANES = 4

@@ -14,6 +14,7 @@ import numpy as np
 from ..engine.batching import broadcast, per_member
 from ..engine.dispatch import bind
 from ..engine.registry import CONCATENATE, RESHAPE
+from ..engine.state import THREAD
 from ..engine.tensor import shape_of
 
 
@@ -49,7 +50,21 @@ def aligned(prim, args, flags, params, k):
     """Elementwise ops (numpy broadcasting), and ops that treat leading axes as a stack
     (linear algebra on ``(..., m, n)``): the batch axis is one more leading axis, in front of
     the aligned core axes."""
+    if THREAD.state.plain_values:
+        return _aligned_values(prim, args, flags, params)
     return bind(prim, tuple(align(args, flags)), params)
+
+
+def _aligned_values(prim, args, flags, params):
+    """:func:`aligned` on numpy values (a plan's batched run): the forward called directly,
+    without a dispatch per operand -- a batched run of many small ops is made of these."""
+    rank = max(np.ndim(a) - f for a, f in zip(args, flags))
+    values = [a.reshape(a.shape[:1] + (1,) * (rank - a.ndim + 1) + a.shape[1:])
+              if f and a.ndim - 1 < rank else a for a, f in zip(args, flags)]
+    try:
+        return prim.eager_forward(*values, **params)
+    except Exception:  # noqa: BLE001 - again through the checked forward, naming the op
+        return prim.forward(*values, **params)
 
 
 def shift_axis(axis, ndim):

@@ -13,8 +13,8 @@ from ..engine.batching import per_member
 from ..engine.dispatch import bind, note_constant
 from ..engine.facts import Algebra, Lowering
 from ..engine.graph import get_default_graph
-from ..engine.registry import (ADD_N, BROADCAST_TO, CAST, ONES_LIKE, RESHAPE, STACK, SUM_TO,
-                               TRANSPOSE, UNSTACK, ZEROS, ZEROS_LIKE, primitive)
+from ..engine.registry import (ADD_N, BROADCAST_TO, CAST, INDEX, ONES_LIKE, RESHAPE, STACK,
+                               SUM_TO, TRANSPOSE, UNSTACK, ZEROS, ZEROS_LIKE, primitive)
 from ..engine.state import THREAD
 from ..engine.tensor import Tensor, shape_of
 from .batching import aligned, along_axis, batched_index, joined, static_shape
@@ -143,10 +143,28 @@ def _given_shape(x, shape):
     return tuple(shape), np.result_type(stand_in(x))
 
 
+def _sum_of_broadcast(sweep, op):
+    """A compiler rewrite: ``sum_to(broadcast_to(x))`` back to x's type is x times the number
+    of copies (equal up to rounding: the sum added them one by one)."""
+    src = sweep.producer.get(op.args[0])
+    if src is None or src.prim is not BROADCAST_TO.prim or src.multi or \
+            not sweep.same_type(src.args[0], op.outs[0]):
+        return None
+    x = src.args[0]
+    k = math.prod(sweep.shape(src.outs[0]) or (0,)) // max(math.prod(sweep.shape(x)), 1)
+    if k == 1:
+        return sweep.to(op, x)
+    if k == 0 or sweep.dtype(x).kind != "f":
+        return None
+    from .elementwise import multiply  # elementwise imports this module
+    return [op.replace(prim=multiply.primitive, args=[x, sweep.new_const(float(k))],
+                       params={})]
+
+
 sum_to = primitive("sum_to", _sum_to,
                    vjp=[lambda g, ans, x, shape: broadcast_to(g, shape=shape_of(x))],
                    linear=True, batch=_sum_to_batch, sparsity=_sum_to_pattern,
-                   shape_rule=_given_shape, role=SUM_TO,
+                   shape_rule=_given_shape, role=SUM_TO, rewrites=(_sum_of_broadcast,),
                    lowering=Lowering(array_0d=True), algebra=Algebra(noop=True))
 broadcast_to = primitive("broadcast_to", _broadcast_to,
                          vjp=[lambda g, ans, x, shape: sum_to(g, shape=shape_of(x))],
@@ -278,10 +296,17 @@ def _getitem_shape(x, index):
     return _getitem(np.broadcast_to(np.zeros((), dtype), shape), index).shape, dtype
 
 
+def _increasing(index):
+    """Whether ``index`` is one integer array of increasing non-negative entries (a gather of
+    distinct elements along the first axis: a scatter can assign)."""
+    return type(index) is np.ndarray and index.ndim == 1 and index.dtype.kind in "iu" and (
+        index.size < 2 or bool(index[0] >= 0 and np.all(index[1:] > index[:-1])))
+
+
 def _scatter_add(g, index, shape):
     out = np.zeros(shape, _dtype(g))
     try:
-        if is_basic_index(index):  # basic indices never repeat an element: plain assignment
+        if is_basic_index(index) or _increasing(index):  # no element twice: assignment
             out[index] = g
         else:
             np.add.at(out, index, g)
@@ -319,7 +344,7 @@ getitem = primitive("getitem", _getitem,
                     vjp=[lambda g, ans, x, index: scatter_add(g, index=index,
                                                               shape=shape_of(x))],
                     linear=True, shape_rule=_getitem_shape, batch=_getitem_batch,
-                    sparsity=MOVES, algebra=Algebra(noop=_whole))
+                    sparsity=MOVES, algebra=Algebra(noop=_whole), role=INDEX)
 
 
 def _scatter_add_pattern(step):

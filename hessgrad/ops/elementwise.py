@@ -196,6 +196,71 @@ def _pow_dy(x, ans):
     return log(safe) * ans
 
 
+# --- a constant power as products and a square root (a compiler rewrite) --------------------
+def _constant_exponent(sweep, op):
+    """The exponent c of ``x ** c`` when it is a constant the rewrite below lowers (a multiple
+    of 1/2 with |c| <= 4 on real floats, half-integers up to 2.5; a non-negative integer on
+    integers too) and the result has x's type; else None."""
+    c = sweep.constant(op.args[1])
+    if c is None or np.ndim(c) != 0 or np.asarray(c).dtype.kind not in "biuf" or \
+            not sweep.same_type(op.args[0], op.outs[0]):
+        return None
+    c, kind = float(c), sweep.dtype(op.args[0]).kind
+    twice = 2.0 * c
+    if not abs(c) <= 4.0 or twice != round(twice) or (twice % 2 and abs(c) > 2.5):  # nan, inf
+        return None
+    return c if kind == "f" or (kind in "iu" and c >= 0 and twice % 2 == 0) else None
+
+
+def _products(emit, base, n):
+    """``base ** n`` for n in 1..4 by at most two products (rounding twice)."""
+    if n == 1:
+        return base
+    sq = emit(multiply, base, base)
+    return sq if n == 2 else emit(multiply, sq, base) if n == 3 else emit(multiply, sq, sq)
+
+
+def _lowered_power(sweep, op):
+    """A compiler rewrite: ``x ** c`` for a constant c of :func:`_constant_exponent` computed by
+    products, a reciprocal and a square root instead of pow() (some 20 ns an element): numpy's
+    numbers within two ulps (each product rounds), special values included. numpy's own
+    ``x ** 0.5`` is sqrt (-0 -> -0, -inf -> nan); other half-integers follow C's pow, where
+    ``pow(-0, c)`` is +0 or +inf and ``pow(-inf, c)`` +inf or +0 (sqrt(-inf) is nan)."""
+    c = _constant_exponent(sweep, op)
+    if c is None:
+        return None
+    x = op.args[0]
+    if c == 1.0:
+        return sweep.to(op, x)
+    if c == 0.0:
+        return sweep.fill(op, 1)  # 0 ** 0 and nan ** 0 are 1 too
+    if c == 0.5:
+        return [op.replace(prim=sqrt.primitive, args=[x])]
+    ops = []
+
+    def emit(fn, *args, dtype=None):
+        ops.append(sweep.emit(op, fn.primitive, args, dtype))
+        return ops[-1].outs[0]
+
+    # negative powers start from 1/x: x**n may overflow where (1/x)**n is a subnormal result
+    n, half = int(abs(c)), c != int(c)
+    base = x if c > 0 or n == 0 else emit(reciprocal, x)
+    if not half:
+        _products(emit, base, n)
+    else:
+        root = emit(sqrt, x)
+        if c > 0:
+            y = emit(multiply, _products(emit, base, n), root)
+        else:
+            y = emit(reciprocal, root) if n == 0 else emit(divide, _products(emit, base, n), root)
+        one = sweep.dtype(x).type(1)
+        infinite = emit(equal, x, sweep.new_const(-np.inf * one), dtype=np.dtype(bool))
+        y = emit(where, infinite, sweep.new_const((np.inf if c > 0 else 0.0) * one), y)
+        emit(absolute, y)  # pow(-0, c) is +0 or +inf; a ufunc last gives 0-d results as scalars
+    last = ops.pop()
+    return ops + [last.replace(outs=op.outs)]
+
+
 power = _binary_prim("power", np.power,
                      vjp=[lambda g, a, x, y: g * _pow_dx(x, y),
                           lambda g, a, x, y: g * _pow_dy(x, a)],
@@ -203,6 +268,7 @@ power = _binary_prim("power", np.power,
                           lambda t, a, x, y: t * _pow_dy(x, a)],
                      sparsity=_power_pattern,
                      lowering=Lowering(lambda x, y: x ** y, literal=(1,)),
+                     rewrites=(_lowered_power,),
                      doc=("``x ** y`` elementwise, with numpy broadcasting (differentiable in "
                           "both)."))
 

@@ -13,7 +13,7 @@ from ..engine.registry import PerInput, primitive
 from ..engine.tensor import dtype_of, shape_of
 from .batching import align, core_ndim, new_letter, static_shape
 from .core import REAL_FLOATS, broadcast_to, reshape, stack, sum_to, unbroadcast
-from .elementwise import conjugate
+from .elementwise import conjugate, multiply
 from .patterns import UNKNOWN, broadcast_rows, contraction
 from .shape_rules import stand_in, static_broadcast
 from .reduction import sum as reduce_sum
@@ -179,11 +179,23 @@ def _matmul_shape(a, b):
     return batch + tuple(sa[-2:-1]) + tuple(sb[-1:] if len(sb) > 1 else ()), dtype
 
 
+def _outer_product(sweep, op):
+    """A compiler rewrite: (m, 1) @ (1, n) is an outer product, no sum: the same numbers as a
+    broadcast multiply, which numpy runs without a GEMM call and fusion can absorb."""
+    a, b = (sweep.shape(v) for v in op.args)
+    if op.params or a is None or b is None or not (len(a) == len(b) == 2 and a[1] == 1 and
+                                                   b[0] == 1) or \
+            not sweep.dtype(op.args[0]) == sweep.dtype(op.args[1]) == sweep.dtype(op.outs[0]):
+        return None
+    return [op.replace(prim=multiply.primitive)]
+
+
 matmul = primitive("matmul", _check_matmul, vjp=[_matmul_vjp_a, _matmul_vjp_b],
                    jvp=[lambda t, ans, a, b: matmul(t, b), lambda t, ans, a, b: matmul(a, t)],
                    batch=_matmul_batch, batch_values=_matmul_batch_values,
                    sparsity=_matmul_pattern, shape_rule=_matmul_shape,
                    lowering=Lowering(fresh=True, specialize=matmul_kernel),
+                   rewrites=(_outer_product,),
                    doc=("Matrix product ``a @ b`` with numpy's ``matmul`` rules (1-d operands, "
                         "batched stacks)."))
 

@@ -19,6 +19,9 @@ def static_broadcast(name, shapes, names=_ARG_NAMES):
     """numpy's broadcast of static shapes, where a dimension may be unknown (None)."""
     if any(s is None for s in shapes):
         return None
+    first = shapes[0] if shapes else ()
+    if all(s == first for s in shapes) and None not in first:  # the commonest case
+        return tuple(first)
     ndim = max((len(s) for s in shapes), default=0)
     out = []
     for i in range(ndim):
@@ -88,12 +91,29 @@ def _computed_dtype(forward, stand_ins, params, operands):
         return np.result_type(*[dtype_of(a) for a in operands if a is not None])
 
 
+def _scalar_key(a):
+    """What ``_stand_in_key(stand_in(a))`` is, without making the stand-in."""
+    if isinstance(a, Tensor):
+        return a.dtype.str, 0
+    if isinstance(a, (np.ndarray, np.generic)):
+        return a.dtype.str, 0
+    return _stand_in_key(a) if a is None or type(a) in (bool, int, float, complex) else None
+
+
 def broadcasting(name, forward, names=_ARG_NAMES):
     """The rule of ops that broadcast their operands as numpy does (elementwise): a clear
-    error at trace time, the dtype from the forward on 0-d stand-ins."""
+    error at trace time, the dtype from the forward on 0-d stand-ins (remembered per operand
+    dtypes: a traced loop of scalar operations asks the same question thousands of times)."""
     def rule(*operands, **params):
         shape = static_broadcast(name, [shape_of(a) if a is not None else ()
                                         for a in operands], names)
+        if _CACHE_DTYPES and not params:
+            keys = tuple(map(_scalar_key, operands))
+            if None not in keys:
+                key = (forward, keys, ())
+                dtype = _DTYPES.get(key)
+                if dtype is not None:
+                    return shape, dtype
         return shape, _dtype(forward, [stand_in(a) for a in operands], params, operands)
     return rule
 

@@ -41,6 +41,9 @@ VARIANTS = 8
 VOLATILE_AFTER = 3
 # An eager capture run slower than this is tried symbolically (see CaptureCache.check).
 SYMBOLIC_AFTER = 1e-3
+# A symbolic run costs at least about this much per op (tracing a node): where an eager run
+# costs less than twice that per op (many small ops), a symbolic one cannot be cheaper
+SYMBOLIC_SECONDS_PER_OP = 20e-6
 # How capture runs run: "auto" (as CaptureCache.check says), or always "eager" or "symbolic"
 # (where the function allows), e.g. to compare them.
 MODE = os.environ.get("HESSGRAD_CAPTURE", "auto")
@@ -280,6 +283,10 @@ class Capture:
         """The values of the inputs that ``concrete`` (a trace built under this key) lifted."""
         return [self.big[s] for s in concrete.lifted_slots]
 
+    def ops(self):
+        """How many ops the run saw."""
+        return len(self.key[0]) if type(self.key) is tuple else 0
+
     def stable(self):
         """Whether a second run gives the same key (once per call): a function that changed
         while it was traced (it draws random numbers) has no key its programs could be kept
@@ -451,7 +458,7 @@ class CaptureCache:
         if mode is None:  # the first call of this signature: time it
             self._modes[sig] = "eager"
             eager = time.perf_counter() - start
-            if eager > SYMBOLIC_AFTER:
+            if eager > SYMBOLIC_AFTER and eager > 2 * SYMBOLIC_SECONDS_PER_OP * cap.ops():
                 start = time.perf_counter()
                 try:
                     symbolic = capture(self.f, args, kwargs, symbolic=True)
@@ -499,17 +506,24 @@ class CapturedTraces:
     run once) whose branches on values (guards) go as they do at ``args``, or None when ``fn``
     cannot be traced."""
 
-    def __init__(self, fn, f):
+    def __init__(self, fn, f, substitute=None):
         self.fn = fn
         self.cache = CaptureCache(f)
+        # substitute(args, kwargs, ops): the function to trace instead of fn at these
+        # arguments (ops: how many ops f's capture run made, None if unknown), or None (fn of
+        # a re-rolled f, see .reroll); built with the trace, once per capture key
+        self.substitute = substitute
 
     def check(self, args, kwargs):
         return self.cache.check(args, kwargs)
 
     def concrete(self, cap, args, kwargs):
         def build(once):
+            fn = self.fn
+            if self.substitute is not None:
+                fn = self.substitute(args, kwargs, None if cap is TRUSTED else cap.ops()) or fn
             try:
-                return ConcreteFunction(self.fn, args, kwargs, jit_kernels=not once)
+                return ConcreteFunction(fn, args, kwargs, jit_kernels=not once)
             except ConcretizationError:
                 return None
         leaves = flatten((args, kwargs))

@@ -17,7 +17,8 @@ compilation off everywhere, ``1`` (or ``eager``) and ``lazy`` set the mode of th
 do not choose (hessgrad's own caches: ``hessian``, ``make_hvp``, ...).
 
 The tiers compute the same numbers up to rounding (the compiler's rewrites are exact up to
-reassociation, see ``docs/compiler.md``); a call runs entirely in one tier.
+reassociation, and a constant power's products within two ulps of pow(); see
+``docs/compiler.md``); a call runs entirely in one tier.
 """
 
 import os

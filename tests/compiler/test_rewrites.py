@@ -56,3 +56,27 @@ def test_rules_apply_to_their_primitive_object_only():
     assert sweep(prog, (rules,)) == 1 and seen == ["sin"]
     assert [op.name for op in prog.ops] == ["cos", "multiply", "cos", "add"]
     assert all(op.node is not None for op in prog.ops)
+
+
+def test_a_primitive_declares_its_rewrites_and_simplify_applies_them():
+    """The simplify pass asks each op's primitive for its rules (``prim.rewrites``): one
+    declared with a user's primitive applies to that primitive's ops only, and the built-in
+    ones (an outer product, a sum of a broadcast, a constant power) live with their ops."""
+    seen = []
+
+    def as_cos(sweep, op):  # rewritten into a cheaper (here: another) op of the same type
+        seen.append(op.name)
+        return [op.replace(prim=hg.cos.primitive)]
+
+    twin = hg.primitive("test_rewrites_sin_twin", np.sin, rewrites=(as_cos,))
+    x = np.linspace(0, 1, 5)
+    plan = hg.function(lambda x: twin(x) * 2.0 + hnp.sin(x)).get_concrete_function(x).plan
+    compiled = compile_plan(plan, jit_kernels=False)
+    assert seen == ["test_rewrites_sin_twin"]
+    assert "test_rewrites_sin_twin" not in compiled.counts_after
+    np.testing.assert_allclose(compiled.run([x])[0], 2 * np.cos(x) + np.sin(x))
+    assert compile_plan(plan, jit_kernels=False, skip={"rewrites"}).counts_after[
+        "test_rewrites_sin_twin"] == 1
+    for op in (hg.matmul, hg.power):
+        assert op.primitive.rewrites
+    assert hg.sin.primitive.rewrites == ()

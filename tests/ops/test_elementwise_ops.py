@@ -130,8 +130,11 @@ def _eager_grad(f, args):
 
 @pytest.mark.parametrize("name,f,args", ROWS, ids=[r[0] for r in ROWS])
 def test_graph_mode(name, f, args):
-    eager = f(*args).numpy()
-    np.testing.assert_array_equal(hg.function(f)(*args), eager)
+    eager, compiled = f(*args).numpy(), hg.function(f)(*args)
+    if name.startswith("power-const"):  # products and sqrt for pow(): rounded differently
+        np.testing.assert_allclose(compiled, eager, rtol=4 * np.finfo(float).eps, atol=0)
+    else:
+        np.testing.assert_array_equal(compiled, eager)
     graph_grads = hg.function(hg.grad(lambda *a: rsum(f(*a)),
                                       argnums=tuple(range(len(args)))))(*args)
     for got, want in zip(graph_grads, _eager_grad(f, args)):
