@@ -280,3 +280,42 @@ def test_uncompiled_products_run_only_the_part_that_depends_on_v(lazy_env, monke
     at = linear._plan_at
     assert 0 < len(at.steps) < len(linear.concrete.plan.steps)
     assert linear.largest_intermediate >= 1
+
+
+def test_throttle_does_not_count_time_without_the_gil(monkeypatch):
+    """A wait without the GIL (the worker process, LLVM) between two checks of the throttle's
+    hook is not a slice held: the sleep after it stays bounded by two slices' worth."""
+    import time as real_time
+    import types
+
+    from hessgrad.tracing import tiers
+
+    slept = []
+    monkeypatch.setattr(tiers, "time", types.SimpleNamespace(
+        perf_counter=real_time.perf_counter, sleep=slept.append))
+
+    def work():
+        def f(k):
+            return k
+        for k in range(200):
+            f(k)
+        real_time.sleep(0.05)  # holds no GIL
+        for k in range(200):
+            f(k)
+    with tiers.running():
+        tiers._throttled(work)
+    bound = 2 * tuning.TIER_SLICE * (1 - tuning.TIER_DUTY) / tuning.TIER_DUTY
+    assert slept and max(slept) <= bound + 1e-12
+
+
+def test_background_compilation_restores_the_switch_interval():
+    import sys
+
+    from hessgrad.tracing import tiers
+
+    before = sys.getswitchinterval()
+    t = tiers.Tiers(lambda: None, 10)
+    t.start()
+    assert t.wait(60) is None
+    t._thread.join(60)
+    assert sys.getswitchinterval() == before

@@ -20,6 +20,7 @@ The tiers compute the same numbers up to rounding (the compiler's rewrites are e
 reassociation, see ``docs/compiler.md``); a call runs entirely in one tier.
 """
 
+import contextlib
 import os
 import sys
 import threading
@@ -28,7 +29,7 @@ import weakref
 
 import numpy as np
 
-from ..kernels import tuning
+from ..kernels import remote, tuning
 
 MODES = ("eager", "lazy", "never")
 
@@ -113,20 +114,28 @@ class Tiers:
             # use; only a weak reference, so a dropped trace is not kept alive by its compiler
             self._thread = threading.Thread(target=_work, args=(weakref.ref(self),),
                                             name="hessgrad-compile", daemon=True)
-            self._thread.start()
+            _short_slices.enter()  # before the thread runs: this call gets the GIL back soon
+            try:
+                self._thread.start()
+            except BaseException:
+                _short_slices.exit()
+                raise
 
     def _work(self):
         background = threading.current_thread() is self._thread and self._thread.daemon
         try:
-            compiled = self._tier(self._compile, background)
-            if compiled is not None and self._upgrade is not None:
-                self._tier(lambda: self._upgrade(compiled), background)
+            with remote.preferred() if background else contextlib.nullcontext():
+                compiled = self._tier(self._compile, background)
+                if compiled is not None and self._upgrade is not None:
+                    self._tier(lambda: self._upgrade(compiled), background)
             self.failed = self.ready is None
         finally:
             with self._warm_lock:
                 self._warm.clear()
                 self.final = True
             self._done.set()
+            if background:
+                _short_slices.exit()
 
     def want(self, entry, feeds):
         """Have the tiers still to come warm ``entry`` too (as :meth:`ran` does before the
@@ -183,13 +192,47 @@ class running:
             running.count -= 1
 
 
+class _ShortSlices:
+    """While a background tier compiles, CPython hands the GIL to a waiting thread after
+    ``tuning.TIER_SWITCH_INTERVAL`` instead of its default 5 ms: a call that wants the GIL
+    while the compiling thread runs Python waits at most that long (C code holding the GIL is
+    not interrupted; hence the worker process, see ``kernels.remote``). Counted, so that
+    overlapping compilations restore the interval once, and only if nobody changed it since."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._count = 0
+        self._saved = None
+
+    def enter(self):
+        with self._lock:
+            if self._count == 0:
+                self._saved = sys.getswitchinterval()
+                sys.setswitchinterval(min(self._saved, tuning.TIER_SWITCH_INTERVAL))
+            self._count += 1
+
+    def exit(self):
+        with self._lock:
+            self._count -= 1
+            if self._count == 0 and abs(sys.getswitchinterval() - min(
+                    self._saved, tuning.TIER_SWITCH_INTERVAL)) < 1e-6:
+                sys.setswitchinterval(self._saved)
+
+
+_short_slices = _ShortSlices()
+
+
 def _throttled(fn):
     """``fn()`` with this thread holding the GIL at most about ``tuning.TIER_DUTY`` of the
     time while an uncompiled run is under way: CPython hands the GIL to a waiting thread every
-    5 ms, so a compiling thread would otherwise take half of it from the run it compiles for.
-    A trace hook (Python calls only) sleeps after each slice, for the slice's wall time
-    (waiting for the GIL included) times ``(1 - duty) / duty``."""
-    duty, slice_ = tuning.TIER_DUTY, 0.005
+    switch interval, so a compiling thread would otherwise take half of it from the run it
+    compiles for. A trace hook (Python calls only) sleeps after each slice of
+    ``tuning.TIER_SLICE`` seconds, for the slice's wall time (waiting for the GIL included)
+    times ``(1 - duty) / duty``, the wall time counted up to two slices: a longer gap between
+    two checks is time spent without the GIL (waiting for the worker process, in LLVM), and
+    once counted in full it put the compiler to sleep for minutes (14 s of waiting for the
+    worker: 79 s)."""
+    duty, slice_ = tuning.TIER_DUTY, tuning.TIER_SLICE
     state = [0, time.perf_counter()]
 
     def hook(frame, event, arg):
@@ -200,7 +243,7 @@ def _throttled(fn):
         if not running.count:
             state[1] = now
         elif now - state[1] >= slice_:
-            time.sleep((now - state[1]) * (1 - duty) / duty)
+            time.sleep(min(now - state[1], 2 * slice_) * (1 - duty) / duty)
             state[1] = time.perf_counter()
         return None
 
