@@ -316,6 +316,32 @@ def test_background_compilation_restores_the_switch_interval():
     before = sys.getswitchinterval()
     t = tiers.Tiers(lambda: None, 10)
     t.start()
-    assert t.wait(60) is None
-    t._thread.join(60)
+    assert t.wait(60) is None and t.final
+    assert sys.getswitchinterval() == before
+
+
+def test_one_compiling_thread_takes_the_compilations_in_turn():
+    """Background compilations queue for the process's one compiling thread (started with
+    the first lazy trace, not by the call that makes a trace hot); a compilation that waits
+    for another one runs it in its place (no deadlock); a trace dropped before its turn only
+    gives back its switch interval."""
+    import sys
+    import weakref
+
+    from hessgrad.tracing import tiers
+
+    before = sys.getswitchinterval()
+    inner = tiers.Tiers(lambda: "inner", 10)
+    outer = tiers.Tiers(lambda: inner.wait(60) + " then outer", 10)
+    thread = tiers._compiler.thread
+    assert thread is not None and thread.daemon
+    dropped = tiers.Tiers(lambda: "never built", 10)
+    dropped.start()
+    ref = weakref.ref(dropped)
+    del dropped
+    assert ref() is None  # only the compiler's weak reference was left
+    outer.start()
+    assert outer.wait(60) == "inner then outer"
+    assert inner.ready == "inner" and inner.final
+    assert tiers._compiler.thread is thread  # the same thread throughout
     assert sys.getswitchinterval() == before

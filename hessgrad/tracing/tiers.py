@@ -22,9 +22,11 @@ reassociation, see ``docs/compiler.md``); a call runs entirely in one tier.
 
 import contextlib
 import os
+import queue
 import sys
 import threading
 import time
+import traceback
 import weakref
 
 import numpy as np
@@ -78,9 +80,12 @@ class Tiers:
         self.failed = False
         self._warm = {}  # entry point -> feeds to warm it with (the latest)
         self._thread = None
+        self._claimed = False  # _work taken by a thread (see _claim)
         self._done = threading.Event()
         self._lock = threading.Lock()
         self._warm_lock = threading.Lock()  # _warm against want() while a tier is warmed
+        if tuning.TIER_BACKGROUND:
+            _compiler.ensure()  # now: this first call traces, and is slow anyway
 
     @property
     def started(self):
@@ -110,16 +115,16 @@ class Tiers:
                 self._thread = threading.current_thread()
                 self._work()
                 return
-            # a daemon: a process that is done does not wait for a compilation it will not
-            # use; only a weak reference, so a dropped trace is not kept alive by its compiler
-            self._thread = threading.Thread(target=_work, args=(weakref.ref(self),),
-                                            name="hessgrad-compile", daemon=True)
-            _short_slices.enter()  # before the thread runs: this call gets the GIL back soon
-            try:
-                self._thread.start()
-            except BaseException:
-                _short_slices.exit()
-                raise
+            self._thread = _compiler.ensure()
+            _short_slices.enter()  # left by _work, or by the compiler for a dropped trace
+            # only a weak reference, so a dropped trace is not kept alive by its compiler
+            _compiler.submit(weakref.ref(self))
+
+    def _claim(self):
+        """True for the one thread that is to run :meth:`_work`."""
+        with self._lock:
+            claimed, self._claimed = self._claimed, True
+            return not claimed
 
     def _work(self):
         background = threading.current_thread() is self._thread and self._thread.daemon
@@ -130,12 +135,12 @@ class Tiers:
                     self._tier(lambda: self._upgrade(compiled), background)
             self.failed = self.ready is None
         finally:
+            if background:
+                _short_slices.exit()
             with self._warm_lock:
                 self._warm.clear()
                 self.final = True
             self._done.set()
-            if background:
-                _short_slices.exit()
 
     def want(self, entry, feeds):
         """Have the tiers still to come warm ``entry`` too (as :meth:`ran` does before the
@@ -172,6 +177,8 @@ class Tiers:
         """Start the compilation if it has not started, and wait for it; returns the compiled
         plan (None if compiling failed or ``timeout`` seconds passed)."""
         self.start()
+        if threading.current_thread() is _compiler.thread and self._claim():
+            self._work()  # asked for by another compilation: its job is queued behind this
         self._done.wait(timeout)
         return self.ready
 
@@ -255,10 +262,46 @@ def _throttled(fn):
         sys.settrace(previous)
 
 
-def _work(ref):
-    tiers = ref()
-    if tiers is not None:
-        tiers._work()
+class _Compiler:
+    """The process's compiling thread, fed background compilations one after another. A
+    daemon: a process that is done does not wait for a compilation it will not use. It
+    starts with the first lazy trace, so that the call that makes a trace hot only queues its
+    compilation: starting a thread there cost that call 2-15 ms (until the new thread was
+    scheduled and handed the GIL back)."""
+
+    def __init__(self):
+        self.thread = None
+        self._lock = threading.Lock()
+        self._jobs = queue.SimpleQueue()
+
+    def ensure(self):
+        """The thread, started if it was not."""
+        with self._lock:
+            if self.thread is None:
+                thread = threading.Thread(target=self._loop, name="hessgrad-compile",
+                                          daemon=True)
+                thread.start()
+                self.thread = thread
+            return self.thread
+
+    def submit(self, ref):
+        """Compile the :class:`Tiers` ``ref`` (a weak reference) refers to, in turn."""
+        self._jobs.put(ref)
+
+    def _loop(self):
+        while True:
+            tiers = self._jobs.get()()
+            if tiers is None:
+                _short_slices.exit()  # entered by its start()
+            elif tiers._claim():
+                try:
+                    tiers._work()
+                except Exception:  # noqa: BLE001 - as an uncaught exception in a thread
+                    traceback.print_exc()
+            del tiers  # not kept alive while the thread waits for the next job
+
+
+_compiler = _Compiler()
 
 
 def _warm(compiled, entry, feeds):
