@@ -1,12 +1,13 @@
 """Compiling kernels in a subprocess (:mod:`.worker`), for threads that compile in the
 background.
 
-Numba's typing and lowering and LLVM's passes run in C for tens to hundreds of milliseconds at
-a time, and Numba's Python in between holds the GIL too: in a compiling thread they delay the
-process's other threads (the calls a background tier compiles for) by whole GIL slices. In the
-worker process they cost the caller nothing but a wait on a pipe, which does not hold the
-GIL; the machine code lands in the on-disk caches (:mod:`.loader`, :mod:`.llvm`), which the
-caller then loads (an LLVM object in about a millisecond).
+Numba's compiler is seconds of Python (typing, lowering, the first compilation's imports of
+its registries) between calls into LLVM: in a compiling thread all of it takes GIL slices from
+the process's other threads (the calls a background tier compiles for), and C code holding
+the GIL cannot be interrupted. In the worker process it costs the caller nothing but a wait
+on a pipe, which does not hold the GIL; the machine code lands in the on-disk caches
+(:mod:`.loader`, :mod:`.llvm`), which the caller then loads (an LLVM object in about a
+millisecond; a Numba kernel after Numba's own once-per-process setup).
 
 Only a thread inside ``with preferred():`` uses the worker (``tracing.tiers`` around a
 background tier); everything else, eager compilation included, compiles in its own process as
@@ -34,7 +35,6 @@ _local = threading.local()
 # Run as a file, not ``-m hessgrad.kernels.worker``: importing it as a module would import
 # the whole hessgrad package first (see worker._kernels_only).
 _WORKER_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
-
 
 
 @contextlib.contextmanager
