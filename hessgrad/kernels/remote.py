@@ -158,6 +158,9 @@ class Worker:
 
 _DEFAULT = []
 _DEFAULT_LOCK = threading.Lock()
+if hasattr(os, "register_at_fork"):
+    # a forked child must not talk on its parent's pipe (it would take the parent's replies)
+    os.register_at_fork(after_in_child=_DEFAULT.clear)
 
 
 def default():
