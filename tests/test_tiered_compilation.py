@@ -280,3 +280,68 @@ def test_uncompiled_products_run_only_the_part_that_depends_on_v(lazy_env, monke
     at = linear._plan_at
     assert 0 < len(at.steps) < len(linear.concrete.plan.steps)
     assert linear.largest_intermediate >= 1
+
+
+def test_throttle_does_not_count_time_without_the_gil(monkeypatch):
+    """A wait without the GIL (the worker process, LLVM) between two checks of the throttle's
+    hook is not a slice held: the sleep after it stays bounded by two slices' worth."""
+    import time as real_time
+    import types
+
+    from hessgrad.tracing import tiers
+
+    slept = []
+    monkeypatch.setattr(tiers, "time", types.SimpleNamespace(
+        perf_counter=real_time.perf_counter, sleep=slept.append))
+
+    def work():
+        def f(k):
+            return k
+        for k in range(200):
+            f(k)
+        real_time.sleep(0.05)  # holds no GIL
+        for k in range(200):
+            f(k)
+    with tiers.running():
+        tiers._throttled(work)
+    bound = 2 * tuning.TIER_SLICE * (1 - tuning.TIER_DUTY) / tuning.TIER_DUTY
+    assert slept and max(slept) <= bound + 1e-12
+
+
+def test_background_compilation_restores_the_switch_interval():
+    import sys
+
+    from hessgrad.tracing import tiers
+
+    before = sys.getswitchinterval()
+    t = tiers.Tiers(lambda: None, 10)
+    t.start()
+    assert t.wait(60) is None and t.final
+    assert sys.getswitchinterval() == before
+
+
+def test_one_compiling_thread_takes_the_compilations_in_turn():
+    """Background compilations queue for the process's one compiling thread (started with
+    the first lazy trace, not by the call that makes a trace hot); a compilation that waits
+    for another one runs it in its place (no deadlock); a trace dropped before its turn only
+    gives back its switch interval."""
+    import sys
+    import weakref
+
+    from hessgrad.tracing import tiers
+
+    before = sys.getswitchinterval()
+    inner = tiers.Tiers(lambda: "inner", 10)
+    outer = tiers.Tiers(lambda: inner.wait(60) + " then outer", 10)
+    thread = tiers._compiler.thread
+    assert thread is not None and thread.daemon
+    dropped = tiers.Tiers(lambda: "never built", 10)
+    dropped.start()
+    ref = weakref.ref(dropped)
+    del dropped
+    assert ref() is None  # only the compiler's weak reference was left
+    outer.start()
+    assert outer.wait(60) == "inner then outer"
+    assert inner.ready == "inner" and inner.final
+    assert tiers._compiler.thread is thread  # the same thread throughout
+    assert sys.getswitchinterval() == before
