@@ -50,12 +50,8 @@ def load(source, entry="kernel"):
     fn = import_kernel(path, entry)
     _FILES[id(fn)] = (path, entry)
     # Numba's dispatcher looks this method up on the instance when a call's argument types
-    # have no machine code yet: the one place to see those types before it compiles. (A Numba
-    # without it compiles in this process, as before the worker.)
-    compile_here = getattr(fn, "_compile_for_args", None)
-    _LOADED[source] = fn
-    if compile_here is None:
-        return fn
+    # have no machine code yet: the one place to see those types before it compiles.
+    compile_here = fn._compile_for_args
 
     def compile_for_args(*args, **kws):
         if remote.wanted():
@@ -68,6 +64,7 @@ def load(source, entry="kernel"):
         return compile_here(*args, **kws)  # loads what the worker cached, else compiles
 
     fn._compile_for_args = compile_for_args
+    _LOADED[source] = fn
     return fn
 
 
