@@ -484,7 +484,7 @@ def _numba_kernel(prog, ksource, const_arrays):
     kernel = loader.load(ksource)
     samples = [np.zeros(prog.shape(s), prog.dtype(s)) for s in prog.feeds] + const_arrays
     try:
-        loader.compile_types(kernel, [typeof(a) for a in samples])
+        kernel.compile(tuple(typeof(a) for a in samples))
     except NumbaError as exc:  # a translation Numba cannot type: a bug, but not the user's
         warnings.warn(f"hessgrad.compiler.wholegraph: Numba could not compile the whole "
                       f"graph ({type(exc).__name__}); running it op by op", RuntimeWarning,

@@ -13,8 +13,6 @@ import threading
 
 import numpy as np
 
-from . import remote
-
 
 def llvm():
     """``(llvmlite.binding, llvmlite.ir)``, imported on first use (llvmlite comes with numba)."""
@@ -42,13 +40,10 @@ def compile_ir(text, key=None, extra=b""):
     :func:`.loader.cache_dir`) under ``key`` (default: the text itself) with the bytes
     ``extra`` the caller wants back (see :func:`load_cached`), for this CPU and llvmlite
     version: a later process loads it in about a millisecond instead of spending 0.1-0.2 s
-    in LLVM's passes and code generation (the 200-op chain's HVP kernel: 140 ms). In a
-    thread that prefers it, the worker process compiles it (see :mod:`.remote`)."""
+    in LLVM's passes and code generation (the 200-op chain's HVP kernel: 140 ms)."""
     binding, _ = llvm()
     path = _cache_path(text if key is None else key, binding)
     cached = _read_entry(path)
-    if cached is None and remote.wanted() and remote.compile_llvm(text, key, extra):
-        cached = _read_entry(path)  # the worker process compiled it into the cache
     if cached is not None:
         return _load(cached[1], binding)
     machine = target_machine()

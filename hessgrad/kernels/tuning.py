@@ -88,15 +88,6 @@ TIER_BACKGROUND = True
 # While an uncompiled run is under way, the compiling thread holds the GIL at most about this
 # fraction of the time (it sleeps between slices), so the run is slowed at most that much.
 TIER_DUTY = 0.15
-# ... in slices of this many seconds, which bound how long a run waits for the compiler's
-# Python; and CPython's switch interval is this (not 5 ms) while a tier compiles in the
-# background, which bounds how long any call waits for it (see tiers._ShortSlices).
-TIER_SLICE = 0.0005
-TIER_SWITCH_INTERVAL = 0.0005
-# The niceness of the process that compiles kernels for background tiers (kernels/remote.py;
-# POSIX): on a busy 2-core machine a worker at the calls' priority took their core for 5-20 ms
-# at a time (the scheduler's stalls, not the GIL's); a nicer one compiles later there.
-TIER_WORKER_NICENESS = 10
 
 # --- block products at a fixed point (tracing/blocks.py: HessianOperator.matmat) ------------
 # A batch of k Hessian-vector products at one point runs in blocks of this many members: one

@@ -21,18 +21,15 @@ reassociation, and a constant power's products within two ulps of pow(); see
 ``docs/compiler.md``); a call runs entirely in one tier.
 """
 
-import contextlib
 import os
-import queue
 import sys
 import threading
 import time
-import traceback
 import weakref
 
 import numpy as np
 
-from ..kernels import remote, tuning
+from ..kernels import tuning
 
 MODES = ("eager", "lazy", "never")
 
@@ -81,12 +78,9 @@ class Tiers:
         self.failed = False
         self._warm = {}  # entry point -> feeds to warm it with (the latest)
         self._thread = None
-        self._claimed = False  # _work taken by a thread (see _claim)
         self._done = threading.Event()
         self._lock = threading.Lock()
         self._warm_lock = threading.Lock()  # _warm against want() while a tier is warmed
-        if tuning.TIER_BACKGROUND:
-            _compiler.ensure()  # now: this first call traces, and is slow anyway
 
     @property
     def started(self):
@@ -116,28 +110,20 @@ class Tiers:
                 self._thread = threading.current_thread()
                 self._work()
                 return
-            self._thread = _compiler.ensure()
-            _short_slices.enter()  # left by _work, or by the compiler for a dropped trace
-            # only a weak reference, so a dropped trace is not kept alive by its compiler
-            _compiler.submit(weakref.ref(self))
-
-    def _claim(self):
-        """True for the one thread that is to run :meth:`_work`."""
-        with self._lock:
-            claimed, self._claimed = self._claimed, True
-            return not claimed
+            # a daemon: a process that is done does not wait for a compilation it will not
+            # use; only a weak reference, so a dropped trace is not kept alive by its compiler
+            self._thread = threading.Thread(target=_work, args=(weakref.ref(self),),
+                                            name="hessgrad-compile", daemon=True)
+            self._thread.start()
 
     def _work(self):
         background = threading.current_thread() is self._thread and self._thread.daemon
         try:
-            with remote.preferred() if background else contextlib.nullcontext():
-                compiled = self._tier(self._compile, background)
-                if compiled is not None and self._upgrade is not None:
-                    self._tier(lambda: self._upgrade(compiled), background)
+            compiled = self._tier(self._compile, background)
+            if compiled is not None and self._upgrade is not None:
+                self._tier(lambda: self._upgrade(compiled), background)
             self.failed = self.ready is None
         finally:
-            if background:
-                _short_slices.exit()
             with self._warm_lock:
                 self._warm.clear()
                 self.final = True
@@ -178,8 +164,6 @@ class Tiers:
         """Start the compilation if it has not started, and wait for it; returns the compiled
         plan (None if compiling failed or ``timeout`` seconds passed)."""
         self.start()
-        if threading.current_thread() is _compiler.thread and self._claim():
-            self._work()  # asked for by another compilation: its job is queued behind this
         self._done.wait(timeout)
         return self.ready
 
@@ -200,47 +184,13 @@ class running:
             running.count -= 1
 
 
-class _ShortSlices:
-    """While a background tier compiles, CPython hands the GIL to a waiting thread after
-    ``tuning.TIER_SWITCH_INTERVAL`` instead of its default 5 ms: a call that wants the GIL
-    while the compiling thread runs Python waits at most that long (C code holding the GIL is
-    not interrupted; hence the worker process, see ``kernels.remote``). Counted, so that
-    overlapping compilations restore the interval once, and only if nobody changed it since."""
-
-    def __init__(self):
-        self._lock = threading.Lock()
-        self._count = 0
-        self._saved = None
-
-    def enter(self):
-        with self._lock:
-            if self._count == 0:
-                self._saved = sys.getswitchinterval()
-                sys.setswitchinterval(min(self._saved, tuning.TIER_SWITCH_INTERVAL))
-            self._count += 1
-
-    def exit(self):
-        with self._lock:
-            self._count -= 1
-            if self._count == 0 and abs(sys.getswitchinterval() - min(
-                    self._saved, tuning.TIER_SWITCH_INTERVAL)) < 1e-6:
-                sys.setswitchinterval(self._saved)
-
-
-_short_slices = _ShortSlices()
-
-
 def _throttled(fn):
     """``fn()`` with this thread holding the GIL at most about ``tuning.TIER_DUTY`` of the
     time while an uncompiled run is under way: CPython hands the GIL to a waiting thread every
-    switch interval, so a compiling thread would otherwise take half of it from the run it
-    compiles for. A trace hook (Python calls only) sleeps after each slice of
-    ``tuning.TIER_SLICE`` seconds, for the slice's wall time (waiting for the GIL included)
-    times ``(1 - duty) / duty``, the wall time counted up to two slices: a longer gap between
-    two checks is time spent without the GIL (waiting for the worker process, in LLVM), and
-    counted in full it put the compiler to sleep for 5.7 times as long (after 14 s of
-    waiting for the worker, 79 s)."""
-    duty, slice_ = tuning.TIER_DUTY, tuning.TIER_SLICE
+    5 ms, so a compiling thread would otherwise take half of it from the run it compiles for.
+    A trace hook (Python calls only) sleeps after each slice, for the slice's wall time
+    (waiting for the GIL included) times ``(1 - duty) / duty``."""
+    duty, slice_ = tuning.TIER_DUTY, 0.005
     state = [0, time.perf_counter()]
 
     def hook(frame, event, arg):
@@ -251,7 +201,7 @@ def _throttled(fn):
         if not running.count:
             state[1] = now
         elif now - state[1] >= slice_:
-            time.sleep(min(now - state[1], 2 * slice_) * (1 - duty) / duty)
+            time.sleep((now - state[1]) * (1 - duty) / duty)
             state[1] = time.perf_counter()
         return None
 
@@ -263,46 +213,10 @@ def _throttled(fn):
         sys.settrace(previous)
 
 
-class _Compiler:
-    """The process's compiling thread, fed background compilations one after another. A
-    daemon: a process that is done does not wait for a compilation it will not use. It
-    starts with the first lazy trace, so that the call that makes a trace hot only queues its
-    compilation: starting a thread there cost that call 2-15 ms (until the new thread was
-    scheduled and handed the GIL back)."""
-
-    def __init__(self):
-        self.thread = None
-        self._lock = threading.Lock()
-        self._jobs = queue.SimpleQueue()
-
-    def ensure(self):
-        """The thread, started if it was not."""
-        with self._lock:
-            if self.thread is None or not self.thread.is_alive():  # not alive: a forked child
-                thread = threading.Thread(target=self._loop, name="hessgrad-compile",
-                                          daemon=True)
-                thread.start()
-                self.thread = thread
-            return self.thread
-
-    def submit(self, ref):
-        """Compile the :class:`Tiers` ``ref`` (a weak reference) refers to, in turn."""
-        self._jobs.put(ref)
-
-    def _loop(self):
-        while True:
-            tiers = self._jobs.get()()
-            if tiers is None:
-                _short_slices.exit()  # entered by its start()
-            elif tiers._claim():
-                try:
-                    tiers._work()
-                except Exception:  # noqa: BLE001 - as an uncaught exception in a thread
-                    traceback.print_exc()
-            del tiers  # not kept alive while the thread waits for the next job
-
-
-_compiler = _Compiler()
+def _work(ref):
+    tiers = ref()
+    if tiers is not None:
+        tiers._work()
 
 
 def _warm(compiled, entry, feeds):
