@@ -338,6 +338,8 @@ class CasadiBuild:
 def compile_c(F, workdir):
     """``F`` generated as C, compiled with gcc -O3 -march=native, loaded as casadi.external."""
     name = F.name()
+    # a folder per library: dlopen returns the library already loaded from the same path
+    workdir = tempfile.mkdtemp(dir=workdir)
     cg = ca.CodeGenerator(f"{name}.c")
     cg.add(F)
     cg.generate(workdir + os.sep)
@@ -392,10 +394,10 @@ def _casadi_buffer_calls(task, F):
         return call
     if task == "hvp_fixed":
         def at(x):
-            x = np.array(x)
-            buf.set_arg(0, memoryview(x))
+            x = np.array(x)   # the buffer keeps a pointer, not a reference: op keeps x
 
             def op(v):
+                buf.set_arg(0, memoryview(x))
                 buf.set_arg(1, memoryview(v))
                 run()
                 return out
