@@ -17,11 +17,16 @@ Engines: ``hg compiled`` (``hg.function`` of the value, ``hg.grad``, ``hg.hvp`` 
 ``SX`` and ``MX`` (``casadi.Function`` called from Python with numpy inputs: its per-call
 overhead counts, a user pays it), ``casadi C`` (``CodeGenerator`` then ``gcc -O3
 -march=native -shared -fPIC``, loaded with ``casadi.external``; generated from SX, from MX for
-the logistic loss, whose SX graph has 3 million nodes), PyTensor ``C`` (``mode="FAST_RUN"``)
-and ``Numba`` (``mode="NUMBA"``). CasADi's HVP is forward over reverse (``jtimes`` of
+the logistic loss, whose SX graph has 3 million nodes), ``casadi SX buffer`` and ``casadi C
+buffer`` (the same functions called through ``Function.buffer()``, CasADi's low-overhead call
+with numpy arrays bound by memoryview: no DM conversions), PyTensor ``C``
+(``mode="FAST_RUN"``) and ``Numba`` (``mode="NUMBA"``). CasADi's HVP is forward over reverse (``jtimes`` of
 ``gradient``), PyTensor's ``hessian_vector_product`` (reverse over reverse); neither has a
 "fixed x" mode: their HVP at a fixed x is the same function called with x fixed (CasADi's x
 converted to a DM once). PyTensor has no sparse Hessian (``-``).
+
+``--skip`` leaves out every engine whose label contains one of its comma-separated words
+(``--skip "casadi C"`` both generated-C engines, ``--skip pytensor`` both PyTensor ones).
 
 The engines of one task take turns, round by round (medians over the rounds), so that a slow
 phase of a shared machine slows all of them alike: read ratios within the run.
@@ -561,9 +566,9 @@ def main():
         print("note: pytensor is not installed; skipping the PyTensor engines "
               "(pip install -e '.[bench]')")
         engines = [e for e in engines if not e.startswith("pytensor")]
-    if "casadi C" in engines and shutil.which("gcc") is None:
-        print("note: gcc not found; skipping casadi C")
-        engines.remove("casadi C")
+    if shutil.which("gcc") is None and any(e.startswith("casadi C") for e in engines):
+        print("note: gcc not found; skipping the casadi C engines")
+        engines = [e for e in engines if not e.startswith("casadi C")]
     workdir = tempfile.mkdtemp(prefix="bench_casadi_c_")
     table = {}      # (problem, task, engine) -> median seconds
     firsts = {}     # (problem, task, engine) -> build + first call seconds
@@ -661,9 +666,10 @@ def run_problem(bench, label, make, make_ref, data, x, engines, workdir, table, 
     print(f"  {'/ hg compiled':16s}")
     for task in TASKS:
         base = table.get((label, task, hg_))
+        ratios = [table[(label, task, e)] / base if base and (label, task, e) in table
+                  else None for e in cols]
         print(f"  {TASK_NAMES[task]:16s}" + "".join(
-            f"{(table[(label, task, e)] / base if base and (label, task, e) in table else float('nan')):>18.3g}"
-            for e in cols))
+            f"{'-' if r is None else f'{r:.3g}':>18s}" for r in ratios))
     print(f"  {'first call':16s} (build + trace + compile + one call)")
     for task in TASKS:
         print(f"  {TASK_NAMES[task]:16s}" + "".join(
