@@ -13,7 +13,9 @@ Every engine's result is checked (``np.allclose``) against a hand-written numpy 
 before it is timed; one that disagrees (or raises) is printed as FAILED and is not timed.
 
 Engines: ``hg compiled`` (``hg.function`` of the value, ``hg.grad``, ``hg.hvp`` and
-``hg.hessian``; ``hg.make_hvp``; ``hg.sparse_hessian``; compiled at the first call), CasADi
+``hg.hessian``; ``hg.make_hvp``; ``hg.sparse_hessian`` of ``hg.function(f)``; compiled at
+the first call; ``hg plain f``: ``hg.sparse_hessian(f)`` of the plain Python ``f``, which
+re-runs ``f`` eagerly at each call to check what it reads from outside), CasADi
 ``SX`` and ``MX`` (``casadi.Function`` called from Python with numpy inputs: its per-call
 overhead counts, a user pays it), ``casadi C`` (``CodeGenerator`` then ``gcc -O3
 -march=native -shared -fPIC``, loaded with ``casadi.external``; generated from SX, from MX for
@@ -70,7 +72,7 @@ except ImportError:  # pragma: no cover
 TASKS = ("value", "grad", "hvp", "hvp_fixed", "hessian", "sparse")
 TASK_NAMES = {"value": "value", "grad": "grad", "hvp": "HVP", "hvp_fixed": "HVP at fixed x",
               "hessian": "dense Hessian", "sparse": "sparse Hessian"}
-ENGINES = ("hg compiled", "casadi SX", "casadi MX", "casadi C", "casadi SX buffer",
+ENGINES = ("hg compiled", "hg plain f", "casadi SX", "casadi MX", "casadi C", "casadi SX buffer",
            "casadi C buffer", "pytensor C", "pytensor Numba")
 LAM = 1e-2           # logistic: 0.5 * LAM * ||w||^2
 P, EPS = 3.0, 1e-2   # p-Laplacian exponent and regularisation
@@ -298,8 +300,15 @@ def hessgrad_engine(make, data, x, label):
         "hvp": lambda: hg.function(hg.hvp(f), **flags),
         "hvp_fixed": lambda: hg.make_hvp(f),
         "hessian": lambda: hg.function(hg.hessian(f), **flags),
-        "sparse": lambda: hg.sparse_hessian(f),
+        # f as a hg.function: sparse_hessian then skips its per-call check of what f reads
+        # from outside its arguments (an eager run of f; see hessgrad.tracing.capture)
+        "sparse": lambda: hg.sparse_hessian(hg.function(f, **flags)),
     }
+
+
+def hessgrad_plain_engine(make, data, x, label):
+    """``hg.sparse_hessian(f)`` of the plain Python ``f``: the check included."""
+    return {"sparse": lambda: hg.sparse_hessian(make(HNP, data))}
 
 
 class CasadiBuild:
@@ -600,6 +609,8 @@ def run_problem(bench, label, make, make_ref, data, x, engines, workdir, table, 
         try:
             if e == "hg compiled":
                 builders = hessgrad_engine(make, data, x, e)
+            elif e == "hg plain f":
+                builders = hessgrad_plain_engine(make, data, x, e)
             elif e.startswith("casadi"):
                 builders = casadi_engine(make, data, x, e, workdir)
             else:
