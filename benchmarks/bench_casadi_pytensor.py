@@ -507,34 +507,19 @@ def agree(out, ref, task):
     return True, ""
 
 
-def calibrate(fn, target):
-    """Calls per measurement (1, 2, 5, 10, ...) so that one takes at least ``target`` s."""
-    loops, base = 1, 1
-    while True:
-        t = harness._one(fn, loops)
-        if t >= target or loops >= 10 ** 6:
-            return loops, t / loops
-        for step in (1, 2, 5):
-            if step * base > loops:
-                loops = step * base
-                break
-        else:
-            base *= 10
-            loops = base
-
-
 def measure_interleaved(calls, target, repeats, budget):
     """Median seconds per call of each of ``calls``, the engines taking turns for up to
     ``repeats`` rounds (fewer when a round would exceed the budget)."""
     loops, times = {}, {}
     for e, fn in calls.items():
-        loops[e], t = calibrate(fn, target)
+        loops[e], t = harness.calibrate(fn, target, most=10 ** 6)
+        t /= loops[e]
         times[e] = [t]
     per_round = sum(times[e][0] * loops[e] for e in calls)
     rounds = max(2, min(repeats - 1, int(budget / max(per_round, 1e-9))))
     for _ in range(rounds):
         for e, fn in calls.items():
-            times[e].append(harness._one(fn, loops[e]) / loops[e])
+            times[e].append(harness.timed(fn, loops[e]) / loops[e])
     return {e: (statistics.median(ts), ts, loops[e]) for e, ts in times.items()}
 
 

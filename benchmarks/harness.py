@@ -183,12 +183,30 @@ def print_machine(info):
 
 # --------------------------------------------------------------------------- timing
 
-def _one(fn, loops):
+def timed(fn, loops):
+    """Seconds for ``loops`` calls of ``fn`` (after a garbage collection)."""
     gc.collect()
     t0 = time.perf_counter()
     for _ in range(loops):
         fn()
     return time.perf_counter() - t0
+
+
+def calibrate(fn, target, most=10 ** 7):
+    """``(loops, seconds)``: the first of 1, 2, 5, 10, 20, ... calls of ``fn`` (warmed up) that
+    take at least ``target`` seconds (at most ``most`` calls), and how long they took."""
+    loops, base = 1, 1
+    while True:
+        t = timed(fn, loops)
+        if t >= target or loops >= most:
+            return loops, t
+        for step in (1, 2, 5):
+            if step * base > loops:
+                loops = step * base
+                break
+        else:
+            base *= 10
+            loops = base
 
 
 def interleaved_best(fns, rounds=25, calls=5):
@@ -212,20 +230,9 @@ def measure(fn, target=0.2, repeats=7, budget=10.0):
     seconds; then ``repeats`` measurements of that many calls (at least 3, fewer than
     ``repeats`` if they would take more than ``budget`` seconds).
     """
-    loops, base = 1, 1
-    while True:
-        t = _one(fn, loops)
-        if t >= target or loops >= 10 ** 7:
-            break
-        for step in (1, 2, 5):
-            if step * base > loops:
-                loops = step * base
-                break
-        else:
-            base *= 10
-            loops = base
+    loops, t = calibrate(fn, target)
     n = max(3, min(repeats, int(budget / max(t, 1e-9))))
-    times = [t / loops] + [_one(fn, loops) / loops for _ in range(n - 1)]
+    times = [t / loops] + [timed(fn, loops) / loops for _ in range(n - 1)]
     return times, loops
 
 
