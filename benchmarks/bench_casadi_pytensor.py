@@ -57,6 +57,7 @@ import scipy.sparse as sp  # noqa: E402
 
 import hessgrad as hg  # noqa: E402
 import hessgrad.numpy as hnp  # noqa: E402
+from bench_sparse import rosen_hess_sparse  # noqa: E402
 
 try:
     import casadi as ca
@@ -122,14 +123,8 @@ def rosen(xp, data):
 
 
 def rosen_ref(data):
-    def sparse(x):
-        diag = np.zeros_like(x)
-        diag[:-1] = 1200.0 * x[:-1] ** 2 - 400.0 * x[1:] + 2.0
-        diag[1:] += 200.0
-        off = -400.0 * x[:-1]
-        return sp.diags([off, diag, off], [-1, 0, 1], format="csr")
     return dict(value=so.rosen, grad=so.rosen_der, hvp=so.rosen_hess_prod,
-                hessian=so.rosen_hess, sparse=sparse)
+                hessian=so.rosen_hess, sparse=rosen_hess_sparse)
 
 
 def arwhead(xp, data):
